@@ -1,0 +1,188 @@
+// Provided by the kit. The timing harness every lab's bench uses.
+//
+// The protocol (DESIGN.md, "Timing protocol"): the implementation under test (the
+// "student") and the reference are timed in one process, interleaved, on the same
+// inputs. Before every sample the outputs are poisoned and the L2 cache is flushed;
+// each sample is bracketed by CUDA events and also timed on the host (a sample whose
+// host time is far above its event time hides work on another stream). Every timed
+// output is checked. Sampling stops once the median of the student/reference time
+// ratio is known to about 1%, or at a cap. The result is a table on stdout and, with
+// --json, a versioned JSON file for the grader (grader/CONTRACT.md).
+//
+//   lab::bench::Harness h("vectorAdd", argc, argv);
+//   lab::bench::Workload w;  … describe inputs, checks, the CPU version …
+//   h.add_implementations<decltype(vector_add)>(w, "vector_add", vector_add,
+//       [&](auto* fn) { return [=] { fn(a, b, c, n); }; });
+//   h.run(w);
+//   return h.finish();
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lab/data.h"
+#include "lab/device.h"
+#include "lab/variants.h"
+
+#ifndef LABKIT_DEFAULT_REFERENCE
+#define LABKIT_DEFAULT_REFERENCE ""
+#endif
+
+namespace lab::bench {
+
+/// What a timed candidate is, for the table and the grader.
+enum class Role { Student, Reference, Variant, Library, Roofline };
+/// "student", "reference", "variant", "library", "roofline".
+const char* to_string(Role r);
+
+/// One thing to time.
+struct Candidate {
+  std::string name{};                  ///< shown in the table
+  Role role = Role::Variant;           ///< what it is
+  std::function<void()> call{};        ///< the timed call (device work on the default stream)
+  std::string description{};           ///< one line, optional
+  std::function<std::string()> check{};  ///< overrides the workload's check; return "" when right
+  bool unchecked = false;              ///< true for rooflines/copies whose output is not the result
+  double amount = 0;                   ///< overrides the workload's amount per call (e.g. bytes of a copy)
+};
+
+/// One timed problem: the inputs are fixed; every candidate solves it.
+struct Workload {
+  std::string name;                    ///< e.g. "vector_add n=67108864"
+  std::string function;                ///< the interface function, e.g. "vector_add"
+  bool graded = false;                 ///< the grader scores the student/reference pair of this workload
+  std::string unit = "GB/s";           ///< throughput unit
+  double amount = 0;                   ///< amount of `unit` work per call, e.g. bytes moved (GB/s) or keys
+  double peak = 0;                     ///< the device's peak in `unit` (0: no % of peak column)
+  std::function<void()> prepare;       ///< untimed, before every call: poison outputs, restore in-place inputs
+  std::function<std::string()> check;  ///< untimed, after every call: "" when the output is right
+  std::function<std::string()> inputs_check;  ///< after all samples: "" when inputs are unchanged
+  std::function<void()> cpu;           ///< the CPU version, timed with sdkTimer (optional)
+  double cpu_min_seconds = 0.3;        ///< repeat the CPU version until this much time has passed…
+  int cpu_max_runs = 5;                ///< …or this many runs
+  std::vector<Candidate> candidates;   ///< filled by add_implementations() and the lab
+  double max_seconds = 0;              ///< sampling time cap (0: the harness default)
+  /// Registered variants not timed in this workload, e.g. an O(n^2) one at a large n
+  /// (time it in a smaller workload instead).
+  std::vector<std::string> skip_variants{};
+  /// True when `variant` is in skip_variants.
+  bool skips(const std::string& variant) const {
+    for (const auto& v : skip_variants) {
+      if (v == variant) return true;
+    }
+    return false;
+  }
+};
+
+/// A reference implementation loaded from a shared library.
+class Reference {
+ public:
+  /// Loads `path` (dlopen, RTLD_LOCAL so its symbols never clash with the host's).
+  static Reference load(const std::string& path);
+  /// True when a library with a variant registry was loaded.
+  bool loaded() const { return m_registry != nullptr; }
+  /// The library path.
+  const std::string& path() const { return m_path; }
+  /// Why loading failed ("" when it did not).
+  const std::string& error() const { return m_error; }
+  /// The library's variants (null when not loaded).
+  const VariantRegistry* registry() const { return m_registry; }
+
+ private:
+  std::string m_path, m_error;
+  const VariantRegistry* m_registry = nullptr;
+};
+
+/// Parsed command line.
+struct Options {
+  std::string json_path;            ///< --json PATH
+  std::string reference_path;       ///< --reference PATH
+  std::string reference_variant = "default";  ///< --reference-variant NAME
+  std::string filter;               ///< --filter TEXT: time only candidates whose name contains it
+  bool quick = false;               ///< --quick: few samples, for smoke tests
+  bool no_cpu = false;              ///< --no-cpu: skip the CPU version
+  long long size = 0;               ///< --size N: the lab's problem size (0: the lab's default)
+  double min_seconds = 0.3;         ///< --min-time S per workload
+  double max_seconds = 6.0;         ///< --max-time S per workload
+  int min_samples = 10;             ///< --min-samples N
+  int max_samples = 400;            ///< --max-samples N
+  double target_rel_se = 0.01;      ///< stop once the ratio's median is known to this
+};
+
+class Harness {
+ public:
+  /// Parses the command line (prints help and exits 0 for --help, exits 2 for bad arguments),
+  /// checks for a GPU (exits 3, writing a no_gpu JSON, when there is none), reads the device
+  /// facts and loads the reference (the default path comes from the build).
+  Harness(std::string lab, int argc, char** argv,
+          std::string default_reference = LABKIT_DEFAULT_REFERENCE);
+  ~Harness();
+  Harness(const Harness&) = delete;
+  Harness& operator=(const Harness&) = delete;
+
+  /// The parsed options.
+  const Options& options() const;
+  /// The device being timed.
+  const DeviceFacts& device() const;
+  /// The reference (possibly not loaded).
+  const Reference& reference() const;
+  /// The run's seed.
+  Seed seed() const;
+  /// The problem size: --size when given, else `fallback`.
+  long long size_or(long long fallback) const;
+
+  /// Adds the student (`student`, the linked interface function), the student's other
+  /// registered variants of `function`, the reference's graded variant and, when they
+  /// are not the linked module's own, the reference's other variants.
+  /// `bind(fn)` returns the call of one version on the workload's buffers.
+  template <class Fn, class Bind>
+  void add_implementations(Workload& w, const std::string& function, Fn* student, Bind bind) {
+    add_candidate(w, {"student", Role::Student, bind(student), "the linked implementation"});
+    for (const Variant& v : local_variants().of(function)) {
+      if (v.name == "default" || w.skips(v.name)) continue;
+      add_candidate(w, {v.name, Role::Variant, bind(reinterpret_cast<Fn*>(v.fn)), v.description});
+    }
+    if (!reference().loaded()) return;
+    const VariantRegistry& ref = *reference().registry();
+    if (Fn* graded = ref.get<Fn>(function, options().reference_variant)) {
+      add_candidate(w, {"reference", Role::Reference, bind(graded),
+                        "reference variant '" + options().reference_variant + "'"});
+    } else {
+      note_error("reference has no variant '" + options().reference_variant + "' of " + function);
+    }
+    for (const Variant& v : ref.of(function)) {
+      if (v.name == "default" || w.skips(v.name) || local_variants().find(function, v.name) != nullptr) continue;
+      add_candidate(w, {"ref:" + v.name, Role::Variant, bind(reinterpret_cast<Fn*>(v.fn)), v.description});
+    }
+  }
+
+  /// Adds a candidate (library, roofline, …) unless --filter excludes it.
+  void add_candidate(Workload& w, Candidate c);
+  /// Times every candidate of `w`, prints its table and keeps the results for finish().
+  void run(Workload& w);
+  /// Records a problem that is not tied to one candidate (shown and written to JSON).
+  void note_error(const std::string& message);
+  /// Writes the JSON (when asked) and returns the exit code: 0 all checks passed, 1 otherwise.
+  int finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> m;
+};
+
+/// Number of positions where two device arrays differ (bitwise), counted on the GPU.
+std::size_t count_differences(const void* a, const void* b, std::size_t bytes);
+
+/// Standard "" or message check: the first `count` elements of device array `actual`
+/// equal those of device array `expected`, bit for bit.
+template <class T>
+std::string check_equal_device(const T* expected, const T* actual, std::size_t count) {
+  const std::size_t diff = count_differences(expected, actual, count * sizeof(T));
+  if (diff == 0) return "";
+  return std::to_string(diff) + " of " + std::to_string(count * sizeof(T)) +
+         " output bytes differ from the expected result";
+}
+
+}  // namespace lab::bench

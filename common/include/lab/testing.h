@@ -1,0 +1,66 @@
+// Provided by the kit. GoogleTest support shared by every lab's tests.
+//
+// - lab::GpuTest / lab::GpuTestWithParam<T>: fixtures whose tests skip, with a clear
+//   message, when the machine has no CUDA GPU (CPU-only CI builds and runs them).
+// - EXPECT_ARRAY_EQ / EXPECT_ARRAY_NEAR: comparisons whose failure names the first
+//   differing index, expected and actual values, and how many elements differ.
+// - The test main (linked in by add_lab) accepts --seed=<N> and prints the seed.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "lab/buffer.h"
+#include "lab/compare.h"
+#include "lab/cuda_check.h"
+#include "lab/data.h"
+#include "lab/device.h"
+
+namespace lab {
+
+/// Skips the current test when there is no usable GPU (call from SetUp or a test body).
+#define LAB_REQUIRE_GPU()                                                             \
+  do {                                                                                \
+    std::string lab_why_;                                                             \
+    if (!::lab::gpu_available(&lab_why_)) {                                           \
+      GTEST_SKIP() << "No CUDA GPU: " << lab_why_                                     \
+                   << ". GPU tests run only on a machine with an NVIDIA GPU.";        \
+    }                                                                                 \
+  } while (false)
+
+/// Fixture for tests that need a GPU: skipped without one.
+class GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override { LAB_REQUIRE_GPU(); }
+};
+
+/// Value-parameterised fixture for tests that need a GPU: skipped without one.
+template <class T>
+class GpuTestWithParam : public ::testing::TestWithParam<T> {
+ protected:
+  void SetUp() override { LAB_REQUIRE_GPU(); }
+};
+
+/// GoogleTest assertion from a comparison report.
+inline ::testing::AssertionResult as_assertion(const Mismatch& m) {
+  if (m.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << m.message;
+}
+
+/// "seed 12345 (rerun with --seed=…)" for failure messages.
+std::string seed_note(Seed seed);
+
+/// Name for a size parameter in test names, e.g. "n_1025".
+std::string size_name(const ::testing::TestParamInfo<int>& info);
+
+}  // namespace lab
+
+/// Expects two arrays to be equal element by element.
+#define EXPECT_ARRAY_EQ(expected, actual) EXPECT_TRUE(::lab::as_assertion(::lab::compare_exact((expected), (actual))))
+/// Asserts two arrays are equal element by element.
+#define ASSERT_ARRAY_EQ(expected, actual) ASSERT_TRUE(::lab::as_assertion(::lab::compare_exact((expected), (actual))))
+/// Expects two float arrays to agree within a lab::Tolerance.
+#define EXPECT_ARRAY_NEAR(expected, actual, tol) \
+  EXPECT_TRUE(::lab::as_assertion(::lab::compare_near((expected), (actual), (tol))))

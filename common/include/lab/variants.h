@@ -1,0 +1,82 @@
+// Provided by the kit. Named versions of a lab's functions, so the bench can time them.
+//
+// An implementation file registers each version it wants timed:
+//
+//   void vector_add_grid_stride(const float* a, const float* b, float* c, int n) { … }
+//   LAB_REGISTER_VARIANT(vector_add, "grid_stride", vector_add_grid_stride,
+//                        "a fixed grid that loops over the vector");
+//
+// The first argument names the interface function; the compiler checks that the
+// variant has the same signature. The interface function itself is registered as
+// "default" by the build (add_lab), and it is what the tests and the grader call.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lab {
+
+/// Any function pointer, stored untyped; cast back with the interface's type.
+using AnyFunction = void (*)();
+
+/// One registered version of an interface function.
+struct Variant {
+  std::string function;     ///< the interface function it implements, e.g. "vector_add"
+  std::string name;         ///< e.g. "grid_stride"; "default" is the interface function
+  AnyFunction fn = nullptr; ///< the version itself
+  std::string description;  ///< one line for the bench table
+};
+
+/// The variants of one module (an executable or one shared library).
+class VariantRegistry {
+ public:
+  /// Adds a variant; a second one with the same function and name is ignored with a warning.
+  void add(Variant v);
+  /// Every variant, in registration order.
+  const std::vector<Variant>& all() const { return m_variants; }
+  /// The variants of one function, "default" first.
+  std::vector<Variant> of(std::string_view function) const;
+  /// The variant, or null.
+  const Variant* find(std::string_view function, std::string_view name) const;
+  /// The variant cast to the interface's function type, or null.
+  template <class Fn>
+  Fn* get(std::string_view function, std::string_view name) const {
+    const Variant* v = find(function, name);
+    return v != nullptr ? reinterpret_cast<Fn*>(v->fn) : nullptr;
+  }
+
+ private:
+  std::vector<Variant> m_variants;
+};
+
+/// This module's registry (each executable and each shared library has its own).
+VariantRegistry& local_variants();
+
+/// Registers a variant at static-initialisation time.
+template <class Fn>
+struct VariantRegistrar {
+  VariantRegistrar(const char* function, const char* name, Fn* fn, const char* description) {
+    local_variants().add({function, name, reinterpret_cast<AnyFunction>(fn), description});
+  }
+};
+
+}  // namespace lab
+
+#define LAB_VARIANT_CONCAT_(a, b) a##b
+#define LAB_VARIANT_CONCAT(a, b) LAB_VARIANT_CONCAT_(a, b)
+
+/// Registers `impl` as version `name` of the interface function `function`.
+#define LAB_REGISTER_VARIANT(function, name, impl, description)                  \
+  static const ::lab::VariantRegistrar<decltype(function)> LAB_VARIANT_CONCAT(   \
+      lab_variant_registrar_, __LINE__)(#function, name, &impl, description)
+
+/// The symbol a bench looks up in a dlopen()ed reference library.
+#define LAB_VARIANT_REGISTRY_SYMBOL "labkit_variant_registry"
+
+/// Defines the exported accessor of this module's registry (add_lab generates this line).
+#define LAB_EXPORT_VARIANT_REGISTRY()                                            \
+  extern "C" __attribute__((visibility("default"))) const ::lab::VariantRegistry* \
+  labkit_variant_registry() {                                                    \
+    return &::lab::local_variants();                                             \
+  }

@@ -1,0 +1,173 @@
+// Provided by the kit. CPU tests of common/: the sdkTimer semantics, seeded data,
+// comparison messages, device-peak arithmetic and the bench's statistics.
+//   ./bin/common_test
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <thread>
+
+#include "helper_cuda.h"
+#include "helper_timer.h"
+#include "lab/bench_stats.h"
+#include "lab/testing.h"
+
+namespace {
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+// Average = total of completed laps / number of completed laps; value includes a running lap.
+TEST(SdkTimer, AccumulatesLapsAndAverages) {
+  StopWatchInterface* timer = nullptr;
+  ASSERT_TRUE(sdkCreateTimer(&timer));
+  EXPECT_EQ(sdkGetAverageTimerValue(&timer), 0.0f);
+  for (int i = 0; i < 2; ++i) {
+    sdkStartTimer(&timer);
+    sleep_ms(20);
+    sdkStopTimer(&timer);
+  }
+  const float total = sdkGetTimerValue(&timer);
+  EXPECT_GE(total, 40.0f);
+  EXPECT_LT(total, 400.0f);
+  EXPECT_FLOAT_EQ(sdkGetAverageTimerValue(&timer), total / 2);
+  sdkStartTimer(&timer);  // a running lap counts in the value, not in the average
+  sleep_ms(20);
+  EXPECT_GE(sdkGetTimerValue(&timer), total + 20.0f);
+  EXPECT_FLOAT_EQ(sdkGetAverageTimerValue(&timer), total / 2);
+  sdkStopTimer(&timer);
+  EXPECT_TRUE(sdkDeleteTimer(&timer));
+  EXPECT_EQ(timer, nullptr);
+}
+
+// Reset forgets the laps; a running timer keeps running from the reset.
+TEST(SdkTimer, ResetForgetsLapsAndKeepsRunning) {
+  StopWatchInterface* timer = nullptr;
+  sdkCreateTimer(&timer);
+  sdkStartTimer(&timer);
+  sleep_ms(30);
+  sdkResetTimer(&timer);
+  EXPECT_LT(sdkGetTimerValue(&timer), 25.0f);
+  sleep_ms(10);
+  sdkStopTimer(&timer);
+  EXPECT_GE(sdkGetTimerValue(&timer), 10.0f);
+  EXPECT_FLOAT_EQ(sdkGetAverageTimerValue(&timer), sdkGetTimerValue(&timer));
+  sdkDeleteTimer(&timer);
+  EXPECT_FALSE(sdkStartTimer(nullptr));
+}
+
+// The same seed gives the same data; another seed gives other data.
+TEST(Data, SeededGeneratorsAreReproducible) {
+  EXPECT_EQ(lab::random_floats(1000, -1, 1, 7), lab::random_floats(1000, -1, 1, 7));
+  EXPECT_NE(lab::random_floats(1000, -1, 1, 7), lab::random_floats(1000, -1, 1, 8));
+  EXPECT_NE(lab::derive_seed(1, "a"), lab::derive_seed(1, "b"));
+  EXPECT_EQ(lab::derive_seed(1, "a"), lab::derive_seed(1, "a"));
+  // The first outputs of xoshiro256** are fixed forever: data must not change between versions.
+  lab::Rng rng(42);
+  const std::uint64_t first = rng.next();
+  EXPECT_EQ(first, lab::Rng(42).next());
+}
+
+// Values stay in range and integer-valued floats are integers.
+TEST(Data, RangesAndIntegerFloats) {
+  for (float v : lab::random_floats(10000, 2.0f, 3.0f, 1)) {
+    ASSERT_GE(v, 2.0f);
+    ASSERT_LT(v, 3.0f);
+  }
+  std::set<float> seen;
+  for (float v : lab::integer_floats(10000, -3, 3, 2)) {
+    ASSERT_EQ(v, std::floor(v));
+    seen.insert(v);
+  }
+  EXPECT_EQ(seen.size(), 7u);  // every value of [-3, 3] appears
+  for (int v : lab::random_ints(10000, 5, 6, 3)) ASSERT_TRUE(v == 5 || v == 6);
+}
+
+// Each distribution has the shape its name promises.
+TEST(Data, DistributionsHaveTheirShape) {
+  const std::size_t n = 5000;
+  auto sorted = lab::random_uints(n, 1000, lab::Distribution::Sorted, 4);
+  EXPECT_TRUE(std::is_sorted(sorted.begin(), sorted.end()));
+  auto reversed = lab::random_uints(n, 1000, lab::Distribution::Reversed, 4);
+  EXPECT_TRUE(std::is_sorted(reversed.rbegin(), reversed.rend()));
+  auto equal = lab::random_uints(n, 0, lab::Distribution::AllEqual, 4);
+  EXPECT_EQ(std::count(equal.begin(), equal.end(), equal[0]), static_cast<long>(n));
+  auto few = lab::random_uints(n, 0, lab::Distribution::FewUnique, 4);
+  EXPECT_LE(std::set<unsigned>(few.begin(), few.end()).size(), 5u);
+  auto skewed = lab::random_uints(n, 1000, lab::Distribution::Skewed, 4);
+  const auto small = std::count_if(skewed.begin(), skewed.end(), [](unsigned v) { return v < 100; });
+  EXPECT_GT(small, static_cast<long>(n / 2));  // P(1000 u^4 < 100) = 0.1^(1/4) ≈ 0.56
+  for (unsigned v : skewed) ASSERT_LT(v, 1000u);
+  EXPECT_STREQ(lab::to_string(lab::Distribution::FewUnique), "few_unique");
+}
+
+// A mismatch names the count, the first index, expected and actual values.
+TEST(Compare, ExactMismatchMessageNamesFirstIndexAndCount) {
+  std::vector<int> expected{1, 2, 3, 4, 5}, actual{1, 2, 9, 4, 7};
+  const lab::Mismatch m = lab::compare_exact(expected, actual);
+  EXPECT_EQ(m.count, 2u);
+  EXPECT_EQ(m.first, 2u);
+  EXPECT_NE(m.message.find("2 of 5 elements differ"), std::string::npos) << m.message;
+  EXPECT_NE(m.message.find("[2] expected 3, got 9"), std::string::npos) << m.message;
+  EXPECT_NE(m.message.find("[4] expected 5, got 7"), std::string::npos) << m.message;
+  EXPECT_TRUE(lab::compare_exact(expected, expected).ok());
+  EXPECT_FALSE(lab::compare_exact(expected, std::vector<int>{1, 2}).ok());
+}
+
+// Float tolerance is abs + rel·|expected|; NaN and Inf positions must match.
+TEST(Compare, ToleranceAndSpecialValues) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const lab::Tolerance tol{1e-3, 1e-2};
+  EXPECT_TRUE(lab::compare_near(std::vector<float>{100.0f, 0.0f}, std::vector<float>{100.9f, 0.0009f}, tol).ok());
+  EXPECT_FALSE(lab::compare_near(std::vector<float>{100.0f}, std::vector<float>{101.1f}, tol).ok());
+  EXPECT_TRUE(lab::compare_near(std::vector<float>{nan, inf}, std::vector<float>{nan, inf}, tol).ok());
+  EXPECT_FALSE(lab::compare_near(std::vector<float>{1.0f}, std::vector<float>{nan}, tol).ok());
+  EXPECT_FALSE(lab::compare_near(std::vector<float>{inf}, std::vector<float>{-inf}, tol).ok());
+  EXPECT_TRUE(lab::compare_exact(std::vector<float>{nan}, std::vector<float>{nan}).ok());
+  const lab::Mismatch m = lab::compare_near(std::vector<float>{1.0f}, std::vector<float>{nan}, tol);
+  EXPECT_NE(m.message.find("got nan"), std::string::npos) << m.message;
+}
+
+// Peak figures from the device attributes: the H100 SXM's published numbers.
+TEST(DeviceFacts, PeakArithmetic) {
+  EXPECT_NEAR(lab::peak_dram_gbps(2619000, 5120), 3352.3, 0.1);
+  EXPECT_EQ(lab::fp32_lanes_per_sm(7, 5), 64);
+  EXPECT_EQ(lab::fp32_lanes_per_sm(8, 0), 64);
+  EXPECT_EQ(lab::fp32_lanes_per_sm(8, 6), 128);
+  EXPECT_EQ(lab::fp32_lanes_per_sm(9, 0), 128);
+}
+
+// Quantiles interpolate; the median's relative error shrinks with more samples.
+TEST(BenchStats, QuantilesAndStopRule) {
+  EXPECT_DOUBLE_EQ(lab::bench::quantile({4, 1, 3, 2}, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(lab::bench::quantile({1, 2, 3, 4, 5}, 0.25), 2.0);
+  EXPECT_DOUBLE_EQ(lab::bench::quantile({}, 0.5), 0.0);
+  std::vector<double> few{1.0, 1.1, 0.9, 1.05, 0.95}, many;
+  for (int i = 0; i < 20; ++i) many.insert(many.end(), few.begin(), few.end());
+  const auto s_few = lab::bench::summarize(few), s_many = lab::bench::summarize(many);
+  EXPECT_DOUBLE_EQ(s_few.median, 1.0);
+  EXPECT_LT(s_many.rel_se, s_few.rel_se);
+  lab::bench::StopRule rule;  // 10 samples, 0.3 s, 1%
+  EXPECT_FALSE(lab::bench::should_stop(rule, s_few, 1.0));          // too few samples
+  EXPECT_FALSE(lab::bench::should_stop(rule, s_many, 0.1));         // too little time
+  EXPECT_TRUE(lab::bench::should_stop(rule, s_many, 0.5));          // precise: 1.2533*0.074/10 < 1%
+  EXPECT_TRUE(lab::bench::should_stop(rule, s_few, rule.max_seconds));  // the time cap
+  EXPECT_TRUE(lab::bench::host_time_suspect(0.01, 5.0));
+  EXPECT_FALSE(lab::bench::host_time_suspect(1.0, 1.05));
+}
+
+// The error message names the call, the error and gives a next step.
+TEST(CudaCheck, MessageNamesCallErrorAndHint) {
+  const std::string m = lab::cuda_error_message(cudaErrorIllegalAddress, "cudaMemcpy(a, b, n, k)", "/x/y/lab.cu", 42);
+  EXPECT_NE(m.find("lab.cu:42"), std::string::npos) << m;
+  EXPECT_NE(m.find("cudaErrorIllegalAddress"), std::string::npos) << m;
+  EXPECT_NE(m.find("`cudaMemcpy(a, b, n, k)`"), std::string::npos) << m;
+  EXPECT_NE(m.find("compute-sanitizer"), std::string::npos) << m;
+  EXPECT_THROW(checkCudaErrors(cudaErrorInvalidValue), lab::CudaError);
+  EXPECT_NO_THROW(checkCudaErrors(cudaSuccess));
+}
+
+}  // namespace

@@ -1,0 +1,104 @@
+// Provided by the kit: do not edit. Times vector_add.
+//
+//   ./build/bin/vectorAdd_bench                 default size 2^26 floats
+//   ./build/bin/vectorAdd_bench --size 1000000  another size
+//
+// Two workloads:
+//  1. the kernel alone on device data (graded): GB/s = 3 arrays x 4 bytes x n / time,
+//     beside a device-to-device cudaMemcpy, which bounds what any kernel can reach;
+//  2. end to end: copy a and b to the GPU, add, copy c back, from pageable and from
+//     pinned host memory. Compare it with the kernel alone to see where the time goes.
+// The CPU version is timed with the sdkTimer API for the speedup columns.
+#include <cstring>
+#include <vector>
+
+#include "lab/bench.h"
+#include "lab/buffer.h"
+#include "vectorAdd.h"
+
+namespace {
+
+// Host memory the CUDA driver can copy from directly (page-locked), freed on exit.
+struct PinnedFloats {
+  float* p = nullptr;
+  explicit PinnedFloats(std::size_t n) { LAB_CUDA_CHECK(cudaMallocHost(&p, n * sizeof(float))); }
+  ~PinnedFloats() { LAB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(p)); }
+  PinnedFloats(const PinnedFloats&) = delete;
+  PinnedFloats& operator=(const PinnedFloats&) = delete;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  lab::bench::Harness h("vectorAdd", argc, argv);
+  const int n = static_cast<int>(h.size_or(1 << 26));
+  const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(n);
+
+  // Inputs, the expected result, and pristine copies to check the inputs against.
+  const std::vector<float> a = lab::random_floats(n, -1000.0f, 1000.0f, lab::case_seed("bench_a"));
+  const std::vector<float> b = lab::random_floats(n, -1000.0f, 1000.0f, lab::case_seed("bench_b"));
+  std::vector<float> expected(n), c_host(n);
+  vector_add_cpu(a.data(), b.data(), expected.data(), n);
+  lab::DeviceBuffer<float> da(a), db(b), dc(n), d_expected(expected), da0(a), db0(b);
+
+  using Fn = decltype(vector_add);
+  lab::bench::Workload kernel;
+  kernel.name = "vector_add n=" + std::to_string(n);
+  kernel.function = "vector_add";
+  kernel.graded = true;
+  kernel.unit = "GB/s";
+  kernel.amount = 3.0 * bytes;  // read a and b, write c
+  kernel.peak = h.device().peak_dram_gbps;
+  kernel.prepare = [&] { dc.poison(); };
+  kernel.check = [&] { return lab::bench::check_equal_device(d_expected.data(), dc.data(), n); };
+  kernel.inputs_check = [&] {
+    const std::size_t changed = lab::bench::count_differences(da.data(), da0.data(), bytes) +
+                                lab::bench::count_differences(db.data(), db0.data(), bytes);
+    return changed == 0 ? std::string() : std::to_string(changed) + " bytes of a or b changed";
+  };
+  kernel.cpu = [&] { vector_add_cpu(a.data(), b.data(), c_host.data(), n); };
+  h.add_implementations<Fn>(kernel, "vector_add", vector_add,
+                            [&](Fn* fn) { return [&, fn] { fn(da.data(), db.data(), dc.data(), n); }; });
+  lab::bench::Candidate copy;
+  copy.name = "cudaMemcpy D2D";
+  copy.role = lab::bench::Role::Roofline;
+  copy.description = "device-to-device copy of one array: the practical DRAM bound";
+  copy.call = [&] { LAB_CUDA_CHECK(cudaMemcpy(dc.data(), da.data(), bytes, cudaMemcpyDeviceToDevice)); };
+  copy.unchecked = true;
+  copy.amount = 2.0 * bytes;  // read once, write once
+  h.add_candidate(kernel, copy);
+  h.run(kernel);
+
+  // End to end, with the copies a real program must make.
+  PinnedFloats pa(n), pb(n), pc(n);
+  std::memcpy(pa.p, a.data(), bytes);
+  std::memcpy(pb.p, b.data(), bytes);
+  float* c_out = nullptr;  // where the end-to-end candidate under test left its result
+  lab::bench::Workload e2e;
+  e2e.name = "vector_add end to end (copies included) n=" + std::to_string(n);
+  e2e.function = "vector_add";
+  e2e.unit = "GB/s";
+  e2e.amount = 3.0 * bytes;  // a and b to the GPU, c back
+  e2e.prepare = [&] {
+    std::memset(c_host.data(), 0xFF, bytes);
+    std::memset(pc.p, 0xFF, bytes);
+  };
+  e2e.check = [&]() -> std::string {
+    return std::memcmp(c_out, expected.data(), bytes) == 0 ? "" : "result copied back differs from a + b";
+  };
+  auto end_to_end = [&](Fn* fn, const float* ha, const float* hb, float* hc) {
+    return [&, fn, ha, hb, hc] {
+      LAB_CUDA_CHECK(cudaMemcpy(da.data(), ha, bytes, cudaMemcpyHostToDevice));
+      LAB_CUDA_CHECK(cudaMemcpy(db.data(), hb, bytes, cudaMemcpyHostToDevice));
+      fn(da.data(), db.data(), dc.data(), n);
+      LAB_CUDA_CHECK(cudaMemcpy(hc, dc.data(), bytes, cudaMemcpyDeviceToHost));
+      c_out = hc;
+    };
+  };
+  h.add_candidate(e2e, {"student, pageable", lab::bench::Role::Variant, end_to_end(vector_add, a.data(), b.data(), c_host.data()),
+                        "copies from ordinary (pageable) host memory"});
+  h.add_candidate(e2e, {"student, pinned", lab::bench::Role::Variant, end_to_end(vector_add, pa.p, pb.p, pc.p),
+                        "copies from page-locked host memory (cudaMallocHost)"});
+  h.run(e2e);
+  return h.finish();
+}

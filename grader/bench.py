@@ -1,0 +1,116 @@
+"""Run a lab's bench binary and read its JSON (CONTRACT.md "Bench binaries").
+
+The bench times the student's implementation against the reference in one process;
+this module only runs it and checks that its JSON is the version this grader reads.
+Turning the figures into points is score.py's job.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader import proc, status
+from grader.status import ResultCode
+
+SCHEMA = "labkit-bench"
+VERSION = 1
+EXIT_CHECK_FAILED = 1
+EXIT_BAD_ARGS = 2
+EXIT_NO_GPU = 3
+
+
+class BenchFormatError(ValueError):
+    """The bench JSON is not labkit-bench version 1."""
+
+
+@dataclass
+class BenchRun:
+    """Outcome of one bench run. `status` is None when the figures can be scored."""
+
+    status: ResultCode | None
+    message: str
+    data: dict[str, Any] | None = None  # the validated bench JSON
+    command: str = ""  # reproduces the run
+    output: str = ""  # output tail, kept when something went wrong
+
+
+def run_bench(binary: Path, *, seed: int, timeout: float, json_path: Path,
+              reference: Path | None, variant: str, cwd: Path | None = None) -> BenchRun:
+    """Run `binary`; `reference` is the reference library to load, if one is known."""
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.unlink(missing_ok=True)  # a stale file must not pass for this run's
+    options = [f"--seed={seed}"]
+    if reference is not None:
+        options += ["--reference", str(reference)]
+    options += ["--reference-variant", variant]
+    command = proc.command_string([binary, *options])
+    try:
+        result = proc.run([binary, "--json", str(json_path), *options], timeout=timeout,
+                          env={"LABKIT_SEED": str(seed)}, cwd=cwd)
+    except proc.LaunchError as exc:
+        return BenchRun(status.ERROR, f"{exc}: rebuild the lab, or check the file's permissions",
+                        command=command)
+    return classify(result, _read_json(json_path), timeout=timeout, command=command)
+
+
+def classify(result: proc.ProcResult, data: Any, *, timeout: float, command: str) -> BenchRun:
+    """Turn a finished bench process and its parsed JSON (None if absent) into a BenchRun."""
+    tail = result.output_tail()
+    if result.timed_out:
+        return BenchRun(status.TIMEOUT, f"the bench timed out after {timeout:g} s: a kernel that is "
+                        "far too slow or never ends at the bench's sizes", command=command, output=tail)
+    if result.signal:
+        return BenchRun(status.CRASH, f"the bench crashed with {result.signal_name}: run the "
+                        "reproduce command to see where", command=command, output=tail)
+    if result.returncode == EXIT_BAD_ARGS:
+        return BenchRun(status.ERROR, "the bench rejected the grader's arguments: the grader and "
+                        "the kit disagree on grader/CONTRACT.md", command=command, output=tail)
+    if result.returncode == EXIT_NO_GPU or (isinstance(data, dict) and data.get("status") == "no_gpu"):
+        return BenchRun(status.NO_GPU, "no CUDA GPU found: run the grader on a machine with an "
+                        "NVIDIA GPU", data if isinstance(data, dict) else None, command=command)
+    if data is None:
+        return BenchRun(status.CRASH, f"the bench exited with code {result.returncode} without "
+                        "writing valid JSON", command=command, output=tail)
+    try:
+        validate(data)
+    except BenchFormatError as exc:
+        return BenchRun(status.ERROR, f"unusable bench JSON: {exc}", command=command, output=tail)
+    if result.returncode not in (0, EXIT_CHECK_FAILED):
+        return BenchRun(status.CRASH, f"the bench exited with code {result.returncode}",
+                        data, command=command, output=tail)
+    # Exit 1 (a timed output was wrong) is scored, not an error: score.py reads the
+    # failed checks from the JSON and gives no performance points.
+    return BenchRun(None, "", data, command=command, output=tail if result.returncode else "")
+
+
+def validate(data: Any) -> None:
+    """Raise BenchFormatError unless `data` is labkit-bench version 1 in the shape scored."""
+    if not isinstance(data, dict):
+        raise BenchFormatError("not a JSON object")
+    schema, version = data.get("schema"), data.get("version")
+    if schema != SCHEMA or version != VERSION:
+        raise BenchFormatError(
+            f"schema {schema!r} version {version!r}, but this grader reads {SCHEMA!r} version "
+            f"{VERSION}: update the grader and the kit together")
+    workloads = data.get("workloads")
+    if not isinstance(workloads, list):
+        raise BenchFormatError("'workloads' is not a list")
+    for w in workloads:
+        if not isinstance(w, dict) or not isinstance(w.get("results"), list):
+            raise BenchFormatError(f"workload {w!r:.60} has no 'results' list")
+        if not all(isinstance(r, dict) for r in w["results"]):
+            raise BenchFormatError(f"workload {w.get('name')!r} has a result that is not an object")
+        pair = w.get("pair")
+        if pair is not None and not isinstance(pair, dict):
+            raise BenchFormatError(f"workload {w.get('name')!r}: 'pair' is neither an object nor null")
+
+
+def _read_json(path: Path) -> Any:
+    """Parsed JSON, or None when the file is missing or not JSON (a crash mid-write)."""
+    try:
+        return json.loads(path.read_text(errors="replace"))
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,155 @@
+"""Command line of the grader: `python3 -m grader [lab ...]`.
+
+Exit codes: 0 when every graded lab passed, 1 when any lab failed, 2 for bad usage or
+configuration (one line on stderr, never a traceback), 130 when interrupted (the
+report is still written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import secrets
+import sys
+from pathlib import Path
+
+from grader import __version__, config, grade, report
+from grader.config import COURSE_LABS, ConfigError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+SEED_LIMIT = 2**64
+
+
+class UsageError(Exception):
+    """Bad command line or configuration; the message says what to do."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one clear line instead of usage + exit inside argparse
+        raise UsageError(f"{message} (see --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python3 -m grader",
+        description="Build, test, time and score the CUDA labs of this kit.",
+        epilog="Exit status: 0 all graded labs passed, 1 some lab failed, 2 usage or config error.")
+    parser.add_argument("labs", nargs="*", metavar="lab",
+                        help=f"labs to grade (default: every lab present, in course order: {' '.join(COURSE_LABS)})")
+    parser.add_argument("--impl", choices=("student", "solution"), default="student",
+                        help="grade the student's code (default) or the reference solution itself")
+    parser.add_argument("--root", type=Path, metavar="DIR",
+                        help="the kit's top directory (default: the directory holding grader/)")
+    parser.add_argument("--build-dir", type=Path, metavar="DIR",
+                        help="CMake build directory (default: <root>/build/grader)")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="grading config in TOML (default: <root>/grader.toml if present; "
+                             "see grader/grader.example.toml)")
+    parser.add_argument("--seed", type=_seed, metavar="N",
+                        help='seed for the random inputs, an integer >= 0 or "random" '
+                             "(default: from the config, which defaults to random; recorded in the report)")
+    parser.add_argument("--reference", type=Path, metavar="DIR",
+                        help="directory holding lib<lab>_solution.so reference libraries "
+                             "(default: $LABKIT_REFERENCE_DIR, else <build>/lib)")
+    parser.add_argument("--cuda-arch", metavar="ARCH",
+                        help="CUDA architectures to compile for, passed as -DCMAKE_CUDA_ARCHITECTURES "
+                             "(e.g. 90; default: the kit's choice)")
+    parser.add_argument("--json", type=Path, metavar="FILE",
+                        help="where to write the JSON report (default: <build>/report.json)")
+    parser.add_argument("--no-build", action="store_true",
+                        help="do not configure or build; grade the binaries already in the build directory")
+    parser.add_argument("--skip-bench", action="store_true",
+                        help="run the tests only (no timing, so no performance points)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress lines; print only the score table and the failures")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the grader; returns the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        options, labs = resolve(args)
+    except SystemExit as exc:  # --help, --version
+        return int(exc.code or 0)
+    except (UsageError, ConfigError) as exc:
+        print(f"grader: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    json_path = (args.json or options.build_dir / "report.json").resolve()
+
+    run = grade.grade(options, labs, report.Progress(sys.stdout, quiet=args.quiet))
+    print()
+    print(report.console_table(run))
+    details = report.failure_details(run)
+    if details:
+        print("\n" + details)
+    try:
+        report.write_json(run, json_path)
+        print(f"\nseed {options.seed}; report: {json_path}")
+    except OSError as exc:
+        print(f"grader: error: cannot write the report {json_path}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if run.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED if run.failed else EXIT_OK
+
+
+def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
+    """Options and the list of labs to grade, or UsageError/ConfigError."""
+    root = (args.root or Path(__file__).resolve().parent.parent).resolve()
+    if not root.is_dir():
+        raise UsageError(f"--root {root} is not a directory: pass the kit's top directory")
+    config_path = args.config or (root / "grader.toml")
+    if args.config is None and not config_path.is_file():
+        config_path = None
+    cfg = config.load(config_path)
+
+    reference = args.reference or (Path(os.environ["LABKIT_REFERENCE_DIR"])
+                                   if os.environ.get("LABKIT_REFERENCE_DIR") else None)
+    if reference is not None and not reference.is_dir():
+        raise UsageError(f"reference directory {reference} not found: --reference (or "
+                         "LABKIT_REFERENCE_DIR) names a directory holding lib<lab>_solution.so files")
+
+    seed = args.seed if args.seed is not None else cfg.grader["seed"]
+    if seed == "random":
+        seed = secrets.randbelow(2**31 - 1) + 1  # fits every integer type the kit may parse into
+
+    present = [lab for lab in COURSE_LABS if (root / "labs" / lab / f"{lab}.h").is_file()]
+    if args.labs:
+        wanted = {_lab_name(name) for name in args.labs}
+        labs = [lab for lab in COURSE_LABS if lab in wanted]  # explicit labs run even if disabled
+    else:
+        labs = [lab for lab in present if cfg.lab(lab).enabled]
+        if not labs:
+            raise UsageError(f"no enabled lab found under {root}/labs (looked for labs/<lab>/<lab>.h): "
+                             "pass --root the kit's top directory")
+
+    build_dir = (args.build_dir or root / "build" / "grader").resolve()
+    options = grade.Options(root=root, build_dir=build_dir, impl=args.impl, seed=seed, config=cfg,
+                            reference_dir=reference.resolve() if reference else None,
+                            cuda_arch=args.cuda_arch, no_build=args.no_build, skip_bench=args.skip_bench)
+    return options, labs
+
+
+def _lab_name(name: str) -> str:
+    """The course's spelling of `name` (case-insensitive), or UsageError with a suggestion."""
+    by_lower = {lab.lower(): lab for lab in COURSE_LABS}
+    if name.lower() in by_lower:
+        return by_lower[name.lower()]
+    close = difflib.get_close_matches(name.lower(), by_lower, n=1)
+    hint = f"did you mean {by_lower[close[0]]}? " if close else ""
+    raise UsageError(f"unknown lab {name!r}: {hint}the labs are {', '.join(COURSE_LABS)}")
+
+
+def _seed(text: str) -> int | str:
+    if text == "random":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is neither an integer nor "random"') from None
+    if not 0 <= value < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"{value} is out of range (0 <= N < 2**64)")
+    return value

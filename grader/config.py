@@ -1,0 +1,182 @@
+"""Grading configuration: built-in defaults, overridden by an optional TOML file.
+
+The grader runs with no file at all; a course's `grader.toml` changes only what it
+names. Every key is checked, so a typo becomes an error that names the file, the key
+and what was expected, instead of a setting that silently does nothing.
+See `grader/grader.example.toml` for every key with its meaning.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import tomllib
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Course order: the order the labs are graded and listed in.
+COURSE_LABS: tuple[str, ...] = (
+    "vectorAdd", "reduction", "scan", "compact", "histogram",
+    "sort", "transpose", "matmul", "sobel", "electrostatics",
+)
+
+DEFAULTS: dict[str, Any] = {
+    "grader": {
+        "build_timeout_s": 1800,
+        "configure_timeout_s": 600,
+        "test_timeout_s": 300,
+        "bench_timeout_s": 600,
+        "seed": "random",
+    },
+    "defaults": {
+        "correctness_points": 70,
+        "performance_points": 30,
+        "full_credit_ratio": 1.2,
+        "reference_variant": "default",
+        "test_weights": {},
+    },
+    "labs": {},
+}
+
+
+class ConfigError(Exception):
+    """The configuration file cannot be used; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class LabSettings:
+    """The effective settings of one lab (per-lab values over [defaults])."""
+
+    correctness_points: float
+    performance_points: float
+    full_credit_ratio: float
+    reference_variant: str
+    # Glob pattern -> weight, in matching order: the lab's own patterns first.
+    test_weights: dict[str, float]
+    enabled: bool
+
+    def weight(self, test_name: str) -> float:
+        """The weight of a test `Suite.Name`: the first matching pattern's, else 1."""
+        for pattern, weight in self.test_weights.items():
+            if fnmatch.fnmatchcase(test_name, pattern):
+                return weight
+        return 1.0
+
+
+@dataclass
+class Config:
+    """Validated configuration; `path` is None when only the defaults are in use."""
+
+    path: Path | None
+    grader: dict[str, Any]
+    defaults: dict[str, Any]
+    labs: dict[str, dict[str, Any]]
+
+    def lab(self, lab: str) -> LabSettings:
+        """Settings for `lab`, with its [labs.<lab>] overrides applied."""
+        own = self.labs.get(lab, {})
+        merged = {**self.defaults, **own}
+        weights = dict(own.get("test_weights", {}))
+        for pattern, weight in self.defaults["test_weights"].items():
+            weights.setdefault(pattern, weight)  # the lab's own value wins
+        merged["test_weights"] = weights
+        merged.setdefault("enabled", True)
+        return LabSettings(**merged)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The effective configuration, for the report (so a grade can be redone)."""
+        return {"path": str(self.path) if self.path else None, "grader": self.grader,
+                "defaults": self.defaults, "labs": self.labs}
+
+
+def load(path: Path | None) -> Config:
+    """The defaults, overridden by the TOML file at `path` when one is given."""
+    if path is None:
+        return from_dict({}, None)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file: {exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    return from_dict(data, path)
+
+
+def from_dict(data: dict[str, Any], path: Path | None) -> Config:
+    """Validate `data` (parsed TOML) and merge it over the defaults."""
+    where = str(path) if path else "config"
+    merged = copy.deepcopy(DEFAULTS)
+    _check_keys(where, "", data, ("grader", "defaults", "labs"))
+    grader = _table(where, "grader", data.get("grader", {}))
+    _check_values(where, "grader", grader, _GRADER_KEYS)
+    merged["grader"].update(grader)
+    defaults = _table(where, "defaults", data.get("defaults", {}))
+    _check_values(where, "defaults", defaults, _LAB_KEYS)
+    merged["defaults"].update(defaults)
+    for lab, table in _table(where, "labs", data.get("labs", {})).items():
+        if lab not in COURSE_LABS:
+            raise ConfigError(f"{where}: unknown lab [labs.{lab}]: the labs are {', '.join(COURSE_LABS)}")
+        table = _table(where, f"labs.{lab}", table)
+        _check_values(where, f"labs.{lab}", table, {**_LAB_KEYS, "enabled": _ENABLED})
+        merged["labs"][lab] = dict(table)
+    return Config(path, merged["grader"], merged["defaults"], merged["labs"])
+
+
+# --- validation -----------------------------------------------------------------
+
+def _is_number(value: Any) -> bool:
+    # TOML booleans arrive as Python bools, which are ints: refuse them as numbers.
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _weights_ok(value: Any) -> bool:
+    return isinstance(value, dict) and all(_is_number(w) and w >= 0 for w in value.values())
+
+
+Check = tuple[Callable[[Any], bool], str]
+_TIMEOUT: Check = (lambda v: _is_number(v) and v > 0, "a number of seconds > 0")
+_POINTS: Check = (lambda v: _is_number(v) and v >= 0, "a number of points >= 0")
+_ENABLED: Check = (lambda v: isinstance(v, bool), "true or false")
+
+_GRADER_KEYS: dict[str, Check] = {
+    "build_timeout_s": _TIMEOUT,
+    "configure_timeout_s": _TIMEOUT,
+    "test_timeout_s": _TIMEOUT,
+    "bench_timeout_s": _TIMEOUT,
+    "seed": (lambda v: v == "random" or (isinstance(v, int) and not isinstance(v, bool)
+                                         and 0 <= v < 2**64),
+             '"random" or an integer >= 0'),
+}
+_LAB_KEYS: dict[str, Check] = {
+    "correctness_points": _POINTS,
+    "performance_points": _POINTS,
+    "full_credit_ratio": (lambda v: _is_number(v) and v > 0,
+                          "a ratio > 0 (t_student / t_reference, e.g. 1.2)"),
+    "reference_variant": (lambda v: isinstance(v, str) and v != "",
+                          'a variant name such as "default"'),
+    "test_weights": (_weights_ok, 'a table of "glob pattern" = weight >= 0'),
+}
+
+
+def _table(where: str, key: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: [{key}] must be a table, got {value!r}")
+    return value
+
+
+def _check_keys(where: str, section: str, table: dict[str, Any], known: Collection[str]) -> None:
+    for key in table:
+        if key not in known:
+            place = f"[{section}] " if section else ""
+            raise ConfigError(f"{where}: unknown key {place}{key!r}: known keys are {', '.join(known)}")
+
+
+def _check_values(where: str, section: str, table: dict[str, Any], checks: dict[str, Check]) -> None:
+    _check_keys(where, section, table, checks)
+    for key, value in table.items():
+        ok, expected = checks[key]
+        if not ok(value):
+            raise ConfigError(f"{where}: [{section}] {key}: expected {expected}, got {value!r}")

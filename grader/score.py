@@ -1,0 +1,132 @@
+"""Points from test results and bench figures (DESIGN.md "Grader").
+
+Correctness: the lab's correctness points shared over its tests by weight.
+Performance: only once correctness is full; per graded workload, full points when
+t_student <= full_credit_ratio * t_reference, else points * t_reference / t_student,
+averaged over the graded workloads. Figures that cannot be trusted (wrong timed
+outputs, changed inputs, work hidden from the GPU timer) earn nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from grader.config import LabSettings
+from grader.gtest import TestResult
+
+NOT_FULL = "performance is graded once every test passes"
+NO_REFERENCE = "no reference library: performance not scored"
+
+
+@dataclass
+class Correctness:
+    points: float
+    max: float
+    full: bool  # every weighted test passed: the gate for performance points
+    tests: list[dict[str, Any]] = field(default_factory=list)  # name, status, weight, message
+
+
+@dataclass
+class Performance:
+    points: float
+    max: float
+    ratio: float | None = None  # t_student / t_reference (geometric mean if several workloads)
+    t_student_ms: float | None = None  # summed over the graded workloads
+    t_reference_ms: float | None = None
+    reason: str = ""  # why no points (or fewer) were given; empty when scored
+    workloads: list[dict[str, Any]] = field(default_factory=list)
+
+
+def score_correctness(tests: list[TestResult], settings: LabSettings) -> Correctness:
+    """Weighted share of passed tests; a skipped test counts as not passed."""
+    rows, total, passed = [], 0.0, 0.0
+    for test in tests:
+        weight = settings.weight(test.name)
+        total += weight
+        passed += weight if test.outcome == "passed" else 0.0
+        rows.append({"name": test.name, "status": test.outcome, "weight": weight, "message": test.message})
+    # Decided on the weights, not on rounded points: 69.996 shows as 70.00 but is not full.
+    full = bool(tests) and all(r["status"] == "passed" for r in rows if r["weight"] > 0)
+    share = passed / total if total else float(full)
+    return Correctness(round(settings.correctness_points * share, 2), settings.correctness_points, full, rows)
+
+
+def score_performance(bench: dict[str, Any] | None, settings: LabSettings, *,
+                      correctness_full: bool, unavailable: str = "") -> Performance:
+    """Performance points from validated bench JSON.
+
+    `unavailable` is the reason to give when there is no bench JSON (skipped, crashed).
+    """
+    zero = Performance(0.0, settings.performance_points)
+    if not correctness_full:
+        zero.reason = NOT_FULL
+        return zero
+    if bench is None:
+        zero.reason = unavailable or "the bench did not run"
+        return zero
+    graded = [w for w in bench.get("workloads", []) if w.get("graded")]
+    if not graded:
+        zero.reason = "the bench reported no graded workload"
+        return zero
+    rows = []
+    for workload in graded:
+        name = workload.get("name", "?")
+        student = _result(workload, "student")
+        distrust = _distrust(name, student)
+        if distrust:
+            zero.reason = distrust
+            return zero
+        ratio = (workload.get("pair") or {}).get("ratio_median")
+        if not _reference_loaded(bench) or not isinstance(ratio, (int, float)) or ratio <= 0:
+            error = (bench.get("reference") or {}).get("error")
+            zero.reason = NO_REFERENCE + (f" ({error})" if error else "")
+            return zero
+        full = settings.performance_points
+        # min(): a course may set full_credit_ratio < 1, and being faster never earns more.
+        points = full if ratio <= settings.full_credit_ratio else min(full, full / ratio)
+        rows.append({"name": name, "ratio": ratio, "points": round(points, 2),
+                     "t_student_ms": student.get("median_ms"),
+                     "t_reference_ms": (_result(workload, "reference") or {}).get("median_ms"),
+                     "noisy": bool((workload.get("pair") or {}).get("noisy"))})
+    return Performance(
+        points=round(sum(r["points"] for r in rows) / len(rows), 2),
+        max=settings.performance_points,
+        ratio=round(math.exp(sum(math.log(r["ratio"]) for r in rows) / len(rows)), 4),
+        t_student_ms=_sum(r["t_student_ms"] for r in rows),
+        t_reference_ms=_sum(r["t_reference_ms"] for r in rows),
+        workloads=rows)
+
+
+def _distrust(workload: str, student: dict[str, Any] | None) -> str:
+    """Why the student's timed figures cannot be used, or '' when they can."""
+    if student is None:
+        return f"the bench reported no student result for {workload!r}"
+    if (student.get("check_failures") or 0) > 0:
+        first = student.get("first_failure")
+        return (f"the student's timed outputs failed checks in {workload!r}"
+                + (f" ({first})" if first else "") + ": fix correctness at the bench's sizes")
+    if student.get("inputs_changed"):
+        return f"the student's code changed its inputs while timed in {workload!r}"
+    if (student.get("host_suspect") or 0) > 0:
+        return (f"host time far above GPU time in {student['host_suspect']} samples of {workload!r}: "
+                "launch all work on the default stream and return only when it is queued")
+    return ""
+
+
+def _result(workload: dict[str, Any], role: str) -> dict[str, Any] | None:
+    return next((r for r in workload.get("results", []) if r.get("role") == role), None)
+
+
+def _reference_loaded(bench: dict[str, Any]) -> bool:
+    ref = bench.get("reference")
+    return not isinstance(ref, dict) or ref.get("loaded") is not False
+
+
+def _sum(values: Iterable[Any]) -> float | None:
+    values = list(values)
+    if any(not isinstance(v, (int, float)) for v in values):
+        return None
+    return round(sum(values), 6)

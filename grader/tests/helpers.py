@@ -1,0 +1,105 @@
+"""Shared helpers for the grader's unit tests: fixtures, fake programs, fake kits.
+
+Fake programs are small Python scripts made executable in a temporary directory; they
+stand in for test binaries, bench binaries and cmake so that no GPU, compiler or
+network is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def fixture(name: str) -> Path:
+    return FIXTURES / name
+
+
+def load_fixture(name: str):
+    return json.loads(fixture(name).read_text())
+
+
+def write_script(path: Path, body: str) -> Path:
+    """Write an executable Python script at `path` running `body`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!{sys.executable}\n" + textwrap.dedent(body).lstrip())
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def fake_gtest(path: Path, json_fixture: str | None, stdout_fixture: str | None = None,
+               exit_code: int = 0, extra: str = "") -> Path:
+    """A fake test binary: checks the grader's flags (exit 2 if wrong), prints a recorded
+    stdout, runs `extra`, then copies a recorded JSON to the --gtest_output path."""
+    lines = [
+        "import os, shutil, signal, subprocess, sys, time",
+        "args = sys.argv[1:]",
+        'out = [a.split(":", 1)[1] for a in args if a.startswith("--gtest_output=json:")]',
+        'seed = [a.split("=", 1)[1] for a in args if a.startswith("--seed=")]',
+        'if not out or not seed or os.environ.get("LABKIT_SEED") != seed[0]:',
+        '    sys.exit("fake gtest: bad arguments %r" % args)',
+        'print("[labkit] seed = " + seed[0], flush=True)',
+    ]
+    if stdout_fixture:
+        lines.append(f"print(open({str(fixture(stdout_fixture))!r}).read(), flush=True)")
+    lines += textwrap.dedent(extra).strip().splitlines()
+    if json_fixture:
+        lines.append(f"shutil.copy({str(fixture(json_fixture))!r}, out[0])")
+    lines.append(f"sys.exit({exit_code})")
+    return write_script(path, "\n".join(lines) + "\n")
+
+
+def fake_bench(path: Path, json_fixture: str | None, exit_code: int = 0, argv_log: Path | None = None) -> Path:
+    """A fake bench binary: appends its argv to `argv_log`, copies a recorded JSON to
+    the --json path, exits with `exit_code`."""
+    lines = ["import json, shutil, sys", "args = sys.argv[1:]"]
+    if argv_log:
+        lines.append(f"open({str(argv_log)!r}, 'a').write(json.dumps(args) + '\\n')")
+    lines.append('if "--json" not in args: sys.exit(2)')
+    if json_fixture:
+        lines.append(f"shutil.copy({str(fixture(json_fixture))!r}, args[args.index('--json') + 1])")
+    lines.append(f"sys.exit({exit_code})")
+    return write_script(path, "\n".join(lines) + "\n")
+
+
+def make_kit(root: Path, labs: list[str], solutions: bool = False) -> Path:
+    """A kit root with the files that make a lab present (labs/<lab>/<lab>.h)."""
+    for lab in labs:
+        (root / "labs" / lab).mkdir(parents=True, exist_ok=True)
+        (root / "labs" / lab / f"{lab}.h").write_text("// interface\n")
+        if solutions:
+            (root / "solutions" / lab).mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie waiting to be reaped counts as gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return fields[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+
+
+def wait_gone(pid: int, seconds: float = 3.0) -> bool:
+    """True once `pid` is gone, polling up to `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return not alive(pid)
+

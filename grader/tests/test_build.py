@@ -1,0 +1,121 @@
+"""Tests of grader.build: error extraction, and configure/build through a fake cmake."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from grader import build
+from grader.tests.helpers import write_script
+
+NVCC_OUTPUT = """\
+[1/4] Building CUDA object labs/scan/CMakeFiles/scan.dir/scan.cu.o
+FAILED: labs/scan/CMakeFiles/scan.dir/scan.cu.o
+/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler -Werror all-warnings -c /kit/labs/scan/scan.cu
+/kit/labs/scan/scan.cu(42): error: identifier "tmp" is undefined
+      out[i] = tmp;
+               ^
+/kit/labs/scan/scan.cu(57): error: expected a ";"
+2 errors detected in the compilation of "/kit/labs/scan/scan.cu".
+ninja: build stopped: subcommand failed.
+"""
+
+# A fake cmake: configure writes CMakeCache.txt and logs its arguments; --build fails
+# for targets named in FAIL_TARGETS with a compiler error, else succeeds.
+FAKE_CMAKE = """
+    import json, os, sys
+    args = sys.argv[1:]
+    open(os.environ["FAKE_CMAKE_LOG"], "a").write(json.dumps(args) + "\\n")
+    if args[0] == "--build":
+        bad = [t for t in args[3:] if t in os.environ.get("FAIL_TARGETS", "").split()]
+        if bad:
+            print("/kit/labs/x/x.cu:3:5: error: 'y' was not declared in this scope")
+            sys.exit(1)
+        sys.exit(0)
+    build = args[args.index("-B") + 1]
+    os.makedirs(build, exist_ok=True)
+    open(os.path.join(build, "CMakeCache.txt"), "w").write("# fake\\n")
+"""
+
+
+class FirstErrorsTest(unittest.TestCase):
+    def test_nvcc(self):
+        errors = build.first_errors(NVCC_OUTPUT)
+        self.assertEqual(errors.splitlines(), [
+            '/kit/labs/scan/scan.cu(42): error: identifier "tmp" is undefined',
+            '/kit/labs/scan/scan.cu(57): error: expected a ";"'])
+
+    def test_gcc(self):
+        out = "In file included from a.cu:1:\nb.h:3:5: error: 'x' was not declared\n   3 | x;\n"
+        self.assertEqual(build.first_errors(out), "b.h:3:5: error: 'x' was not declared")
+
+    def test_linker(self):
+        out = "/usr/bin/ld: scan.o: in function `f':\nscan.cu:(.text+0x1): undefined reference to `g'\n" \
+              "collect2: error: ld returned 1 exit status\n"
+        self.assertIn("undefined reference to `g'", build.first_errors(out))
+
+    def test_cmake_error_keeps_explanation(self):
+        out = ("-- The CXX compiler identification is GNU\nCMake Error at CMakeLists.txt:5 (project):\n"
+               "  No CMAKE_CUDA_COMPILER could be found.\n\n-- Configuring incomplete, errors occurred!\n")
+        errors = build.first_errors(out)
+        self.assertTrue(errors.startswith("CMake Error at CMakeLists.txt:5"))
+        self.assertIn("No CMAKE_CUDA_COMPILER", errors)
+
+    def test_fallback_and_limit(self):
+        self.assertEqual(build.first_errors("a\nb\nc\n", limit=2), "b\nc")
+        many = "\n".join(f"f.cu({i}): error: e{i}" for i in range(40))
+        self.assertEqual(len(build.first_errors(many).splitlines()), build.MAX_ERROR_LINES)
+
+
+class FakeCmakeTest(unittest.TestCase):
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.dir = Path(tmp.name)
+        write_script(self.dir / "tools" / "cmake", FAKE_CMAKE)
+        self.log = self.dir / "cmake.log"
+        env = {"PATH": f"{self.dir / 'tools'}{os.pathsep}{os.environ['PATH']}", "FAKE_CMAKE_LOG": str(self.log)}
+        patcher = mock.patch.dict(os.environ, env)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.build_dir = self.dir / "build"
+
+    def calls(self) -> list[list[str]]:
+        return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+    # Configure runs once, again only when its arguments change.
+    def test_configure_once_per_arguments(self):
+        args = build.configure_args(self.dir, self.build_dir, solutions=False, cuda_arch=None)
+        self.assertIn("-DCMAKE_BUILD_TYPE=Release", args)
+        self.assertNotIn("-DLABKIT_BUILD_SOLUTIONS=ON", args)
+        self.assertTrue(build.configure(args, self.build_dir, 20).ok)
+        self.assertTrue(build.configure(args, self.build_dir, 20).ok)
+        self.assertEqual(len(self.calls()), 1)
+        changed = build.configure_args(self.dir, self.build_dir, solutions=True, cuda_arch="90")
+        self.assertIn("-DCMAKE_CUDA_ARCHITECTURES=90", changed)
+        self.assertIn("-DLABKIT_BUILD_SOLUTIONS=ON", changed)
+        self.assertTrue(build.configure(changed, self.build_dir, 20).ok)
+        self.assertEqual(len(self.calls()), 2)
+
+    def test_build_error(self):
+        os.environ["FAIL_TARGETS"] = "scan_test"
+        result = build.build_targets(self.build_dir, ["scan_test", "scan_bench"], 20, root=Path("/kit"))
+        self.assertFalse(result.ok)
+        self.assertEqual(result.message, "compilation failed:\nlabs/x/x.cu:3:5: error: 'y' was not declared in this scope")
+        self.assertTrue(result.command.startswith("cmake --build "), result.command)
+        self.assertTrue(result.command.endswith("--target scan_test scan_bench"), result.command)
+
+    def test_cmake_missing(self):
+        with mock.patch("grader.build.shutil.which", return_value=None):
+            result = build.configure(["cmake", "-S", ".", "-B", "b"], self.build_dir, 20)
+        self.assertFalse(result.ok)
+        self.assertIn("cmake not found", result.message)
+        self.assertIn("install CMake", result.message)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,292 @@
+"""End-to-end tests of `python3 -m grader` (cli.main) against fake kits and fake binaries."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from grader import cli, gtest
+from grader.tests.helpers import fake_bench, fake_gtest, make_kit, write_script
+
+SEGFAULT = """
+    print("[ RUN      ] Scan.Large", flush=True)
+    os.kill(os.getpid(), signal.SIGSEGV)
+"""
+
+# A fake cmake for the full pipeline: "building" a target copies a prepared fake
+# binary into <build>/bin; targets of the scan lab fail with a compiler error.
+FAKE_CMAKE = """
+    import json, os, shutil, sys
+    args = sys.argv[1:]
+    open(os.environ["FAKE_CMAKE_LOG"], "a").write(json.dumps(args) + "\\n")
+    if args[0] == "--build":
+        build, targets = args[1], args[3:]
+        if any(t.startswith("scan") for t in targets):
+            print("/kit/labs/scan/scan.cu(12): error: identifier \\"tmp\\" is undefined")
+            sys.exit(1)
+        os.makedirs(os.path.join(build, "bin"), exist_ok=True)
+        for t in targets:
+            src = os.path.join(os.environ["FAKE_PREBUILT"], t)
+            if os.path.exists(src):
+                shutil.copy2(src, os.path.join(build, "bin", t))
+        sys.exit(0)
+    if os.environ.get("FAKE_CONFIGURE_FAILS"):
+        print("CMake Error at CMakeLists.txt:3 (project):\\n  No CMAKE_CUDA_COMPILER could be found.")
+        sys.exit(1)
+    build = args[args.index("-B") + 1]
+    os.makedirs(build, exist_ok=True)
+    open(os.path.join(build, "CMakeCache.txt"), "w").write("# fake\\n")
+"""
+
+
+class CliTestCase(unittest.TestCase):
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = Path(tmp.name)
+        self.root = make_kit(self.tmp / "kit", ["vectorAdd", "reduction", "scan"])
+        self.build = self.tmp / "build"
+        self.bin = self.build / "bin"
+        self.bench_log = self.tmp / "bench-argv"
+        # Keep the environment's reference directory out of these runs.
+        patcher = mock.patch.dict(os.environ)
+        patcher.start()
+        os.environ.pop("LABKIT_REFERENCE_DIR", None)
+        self.addCleanup(patcher.stop)
+
+    def fake_labs(self, where: Path) -> None:
+        """vectorAdd passes and is timed; reduction fails two tests; scan segfaults."""
+        fake_gtest(where / "vectorAdd_test", "gtest-1.12-pass.json", "gtest-1.12-pass.stdout.txt")
+        fake_bench(where / "vectorAdd_bench", "bench-ok.json", argv_log=self.bench_log)
+        fake_gtest(where / "reduction_test", "gtest-1.12-fail.json", "gtest-1.12-fail.stdout.txt", exit_code=1)
+        fake_bench(where / "reduction_bench", "bench-ok.json", argv_log=self.bench_log)
+        fake_gtest(where / "scan_test", None, extra=SEGFAULT)
+        fake_bench(where / "scan_bench", "bench-ok.json", argv_log=self.bench_log)
+
+    def main(self, *args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(["--root", str(self.root), "--build-dir", str(self.build), *args])
+        return code, out.getvalue(), err.getvalue()
+
+    def report(self, path: Path | None = None) -> dict:
+        return json.loads((path or self.build / "report.json").read_text())
+
+    def bench_calls(self) -> list[list[str]]:
+        if not self.bench_log.exists():
+            return []
+        return [json.loads(line) for line in self.bench_log.read_text().splitlines()]
+
+    def row(self, console: str, lab: str) -> list[str]:
+        return next(line for line in console.splitlines() if line.startswith(lab + " ")).split()
+
+
+class GradeNoBuildTest(CliTestCase):
+    # Three labs: PASS with full points, PARTIAL, CRASH; table, details, exit code, report.
+    def test_mixed_results(self):
+        self.fake_labs(self.bin)
+        code, out, err = self.main("--no-build", "--seed", "77")
+        self.assertEqual(code, 1, out + err)
+        self.assertIn("[1/3] vectorAdd: testing... 4/4 tests passed... timing... done", out)
+        self.assertIn("[3/3] scan: testing... crashed... CRASH", out)
+        self.assertEqual(self.row(out, "vectorAdd")[:5], ["vectorAdd", "PASS", "70.00/70", "30.00/30", "100.00/100"])
+        self.assertEqual(self.row(out, "reduction")[:5], ["reduction", "PARTIAL", "46.67/70", "0.00/30", "46.67/100"])
+        self.assertEqual(self.row(out, "scan")[:5], ["scan", "CRASH", "0.00/70", "0.00/30", "0.00/100"])
+        self.assertIn("146.67/300", self.row(out, "total"))
+        # Every failure comes with the command that reproduces it.
+        self.assertIn(f"reproduce: {self.bin / 'reduction_test'} --seed=77 --gtest_filter=CpuReference.FailsWithIndex", out)
+        self.assertIn("first difference at index 1024", out)
+        self.assertIn(f"reproduce: {self.bin / 'scan_test'} --seed=77 --gtest_filter=Scan.Large", out)
+        self.assertIn("SIGSEGV in test Scan.Large", out)
+
+        # Only the lab whose tests all passed is timed, with the contract's flags.
+        self.assertEqual(self.bench_calls(), [["--json", str(self.build / "results" / "vectorAdd.bench.json"),
+                                               "--seed=77", "--reference-variant", "default"]])
+
+        report = self.report()
+        self.assertEqual((report["schema"], report["version"]), ("labkit-report", 1))
+        self.assertEqual((report["seed"], report["impl"], report["interrupted"]), (77, "student", False))
+        self.assertEqual((report["total"], report["max"]), (146.67, 300))
+        self.assertEqual(report["config"]["defaults"]["full_credit_ratio"], 1.2)
+        labs = {lab["lab"]: lab for lab in report["labs"]}
+        self.assertEqual([lab["status"] for lab in report["labs"]], ["PASS", "PARTIAL", "CRASH"])
+        vector_add = labs["vectorAdd"]
+        self.assertEqual(vector_add["performance"]["ratio"], 1.01)
+        self.assertEqual(vector_add["performance"]["t_student_ms"], 0.301)
+        self.assertEqual(vector_add["bench"]["schema"], "labkit-bench")
+        self.assertIn("bench", vector_add["reproduce"])
+        reduction = labs["reduction"]
+        self.assertEqual(reduction["performance"]["reason"], "performance is graded once every test passes")
+        failed = [t for t in reduction["correctness"]["tests"] if t["status"] == "failed"]
+        self.assertEqual(len(failed), 2)
+        self.assertIn("--gtest_filter=", failed[0]["reproduce"])
+        self.assertIn("Scan.Large", labs["scan"]["message"])
+        self.assertTrue(labs["scan"]["reproduce"]["failure"].endswith("--gtest_filter=Scan.Large"))
+
+    # All graded labs pass: exit 0. The config, --reference and --json are honoured;
+    # a disabled lab is left out of the default list.
+    def test_all_pass_with_config_and_reference(self):
+        self.fake_labs(self.bin)
+        reference = self.tmp / "ref"
+        reference.mkdir()
+        (reference / "libvectorAdd_solution.so").write_text("")
+        config = self.tmp / "course.toml"
+        config.write_text('[grader]\nseed = 5\n[labs.vectorAdd]\nreference_variant = "fast"\n'
+                          "[labs.reduction]\nenabled = false\n[labs.scan]\nenabled = false\n")
+        json_path = self.tmp / "out" / "grades.json"
+        code, out, err = self.main("--no-build", "--config", str(config), "--reference", str(reference),
+                                   "--json", str(json_path), "--quiet")
+        self.assertEqual(code, 0, out + err)
+        self.assertNotIn("[1/1]", out)  # --quiet: no progress
+        self.assertIn("1.01x the reference time", out)
+        self.assertEqual(self.bench_calls()[0][2:], ["--seed=5", "--reference", str(reference / "libvectorAdd_solution.so"),
+                                                     "--reference-variant", "fast"])
+        report = self.report(json_path)
+        self.assertEqual([lab["lab"] for lab in report["labs"]], ["vectorAdd"])
+        self.assertEqual(report["config"]["path"], str(config))
+
+    # --skip-bench: tests only, performance 0 with the reason, still PASS.
+    def test_skip_bench(self):
+        self.fake_labs(self.bin)
+        code, out, _ = self.main("--no-build", "--skip-bench", "vectorAdd")
+        self.assertEqual(code, 0)
+        self.assertEqual(self.bench_calls(), [])
+        self.assertEqual(self.report()["labs"][0]["performance"]["reason"], "bench skipped (--skip-bench)")
+
+    # A lab named on the command line but absent from the kit is MISSING.
+    def test_missing_lab(self):
+        self.fake_labs(self.bin)
+        code, out, _ = self.main("--no-build", "Sort", "vectoradd")
+        self.assertEqual(code, 1)
+        self.assertEqual([lab["status"] for lab in self.report()["labs"]], ["PASS", "MISSING"])
+        self.assertIn("labs/sort/sort.h not found", out)
+
+    # --no-build with no binaries: a clear message, not a crash.
+    def test_no_binaries(self):
+        code, out, _ = self.main("--no-build", "vectorAdd")
+        self.assertEqual(code, 1)
+        self.assertIn("run the grader without --no-build", out)
+
+    # A bug inside the grader costs one lab (ERROR, with traceback); the rest is graded
+    # and the report is written.
+    def test_grader_exception_in_one_lab(self):
+        self.fake_labs(self.bin)
+        real = gtest.run_tests
+
+        def flaky(binary, **kwargs):
+            if binary.name == "reduction_test":
+                raise RuntimeError("boom")
+            return real(binary, **kwargs)
+
+        with mock.patch("grader.grade.gtest.run_tests", side_effect=flaky):
+            code, out, _ = self.main("--no-build", "vectorAdd", "reduction")
+        self.assertEqual(code, 1)
+        labs = self.report()["labs"]
+        self.assertEqual([lab["status"] for lab in labs], ["PASS", "ERROR"])
+        self.assertIn("RuntimeError: boom", labs[1]["traceback"])
+        self.assertIn("the grader failed on this lab (RuntimeError: boom)", out)
+
+    # Ctrl-C: the report holds what was graded, and the exit status is 130.
+    def test_interrupt(self):
+        self.fake_labs(self.bin)
+        real = gtest.run_tests
+
+        def interrupt(binary, **kwargs):
+            if binary.name == "reduction_test":
+                raise KeyboardInterrupt
+            return real(binary, **kwargs)
+
+        with mock.patch("grader.grade.gtest.run_tests", side_effect=interrupt):
+            code, out, _ = self.main("--no-build")
+        self.assertEqual(code, 130)
+        report = self.report()
+        self.assertTrue(report["interrupted"])
+        self.assertEqual([lab["lab"] for lab in report["labs"]], ["vectorAdd"])
+        self.assertIn("interrupted", out)
+
+
+class GradeWithBuildTest(CliTestCase):
+    def use_fake_cmake(self) -> Path:
+        prebuilt = self.tmp / "prebuilt"
+        self.fake_labs(prebuilt)
+        write_script(self.tmp / "tools" / "cmake", FAKE_CMAKE)
+        log = self.tmp / "cmake.log"
+        os.environ.update(PATH=f"{self.tmp / 'tools'}{os.pathsep}{os.environ['PATH']}", FAKE_CMAKE_LOG=str(log),
+                          FAKE_PREBUILT=str(prebuilt))
+        return log
+
+    # A failed configure fails every lab, and the console says it once.
+    def test_configure_failure(self):
+        self.use_fake_cmake()
+        os.environ["FAKE_CONFIGURE_FAILS"] = "1"
+        code, out, _ = self.main("vectorAdd", "scan")
+        self.assertEqual(code, 1)
+        self.assertEqual([lab["status"] for lab in self.report()["labs"]], ["BUILD_ERROR", "BUILD_ERROR"])
+        self.assertEqual(out.count("No CMAKE_CUDA_COMPILER could be found"), 1)
+        self.assertIn("scan: BUILD_ERROR: the same failure as vectorAdd", out)
+
+    # The full pipeline through a fake cmake: configure once, build per lab; a compile
+    # error is BUILD_ERROR for that lab only, with the first error line.
+    def test_build_pipeline(self):
+        log = self.use_fake_cmake()
+        (self.root / "solutions" / "vectorAdd").mkdir(parents=True)
+        code, out, err = self.main("vectorAdd", "scan", "--seed", "3", "--cuda-arch", "90")
+        self.assertEqual(code, 1, out + err)
+        calls = [json.loads(line) for line in log.read_text().splitlines()]
+        self.assertEqual(calls[0][:5], ["-S", str(self.root), "-B", str(self.build), calls[0][4]])
+        self.assertIn("-DCMAKE_CUDA_ARCHITECTURES=90", calls[0])
+        self.assertEqual(calls[1][3:], ["vectorAdd_test", "vectorAdd_bench", "vectorAdd_solution"])
+        self.assertEqual(calls[2][3:], ["scan_test", "scan_bench"])
+        labs = self.report()["labs"]
+        self.assertEqual([lab["status"] for lab in labs], ["PASS", "BUILD_ERROR"])
+        self.assertIn('labs/scan/scan.cu(12): error: identifier "tmp" is undefined', labs[1]["message"])
+        self.assertIn("reproduce: cmake --build", out)
+
+        # A second run with the same arguments does not configure again.
+        self.main("vectorAdd", "--seed", "3", "--cuda-arch", "90")
+        calls = [json.loads(line) for line in log.read_text().splitlines()]
+        self.assertEqual(sum(1 for call in calls if "-S" in call), 1)
+
+
+class UsageErrorTest(CliTestCase):
+    def assertUsageError(self, args: list[str], fragment: str) -> None:
+        code, out, err = self.main(*args)
+        self.assertEqual(code, 2, out + err)
+        self.assertIn(fragment, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)  # one line, no traceback
+        self.assertNotIn("Traceback", err)
+
+    def test_unknown_lab(self):
+        self.assertUsageError(["reduce"], "unknown lab 'reduce': did you mean reduction?")
+
+    def test_invalid_config(self):
+        config = self.tmp / "bad.toml"
+        config.write_text("[defaults]\nperformance_points = -3\n")
+        self.assertUsageError(["--config", str(config)], "performance_points: expected a number of points >= 0")
+
+    def test_unreadable_config(self):
+        self.assertUsageError(["--config", str(self.tmp / "none.toml")], "cannot read the config file")
+
+    def test_missing_root(self):
+        self.root = self.tmp / "nowhere"
+        self.assertUsageError([], "is not a directory")
+
+    def test_no_labs_present(self):
+        self.root = self.tmp / "empty"
+        self.root.mkdir()
+        self.assertUsageError([], "no enabled lab found")
+
+    def test_bad_flags(self):
+        self.assertUsageError(["--seed", "-4"], "out of range")
+        self.assertUsageError(["--impl", "teacher"], "invalid choice")
+        self.assertUsageError(["--reference", str(self.tmp / "none")], "reference directory")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,224 @@
+"""Tests of grader.gtest: recorded GoogleTest 1.12/1.14 JSON, and fake test binaries that
+pass, hang, crash, flood stdout or find no GPU."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from grader import gtest, status
+from grader.proc import ProcResult
+from grader.tests.helpers import fake_gtest, fixture, load_fixture, wait_gone
+
+
+def proc_result(returncode=0, stdout="", timed_out=False) -> ProcResult:
+    return ProcResult(command="bin", returncode=returncode, timed_out=timed_out, duration_s=0.1,
+                      stdout=stdout, stderr="")
+
+
+def recorded(name: str) -> tuple[dict, str]:
+    """A recorded JSON fixture and its stdout."""
+    return load_fixture(f"{name}.json"), fixture(f"{name}.stdout.txt").read_text()
+
+
+class ParseJsonTest(unittest.TestCase):
+    # GoogleTest 1.12: passed, failed (two assertions), skipped, parameterised, disabled.
+    def test_gtest_1_12(self):
+        data, stdout = recorded("gtest-1.12-mixed")
+        tests = gtest.parse_json(data, gtest.output_blocks(stdout))
+        by_name = {t.name: t for t in tests}
+        self.assertEqual(len(tests), 8)  # the disabled test is not graded
+        self.assertNotIn("CpuReference.DISABLED_NotReady", by_name)
+        self.assertEqual(by_name["CpuReference.WorkedExample"].outcome, "passed")
+        self.assertEqual(by_name["Sizes/SumTest.MatchesCpu/1"].outcome, "passed")
+        failed = by_name["CpuReference.FailsWithIndex"]
+        self.assertEqual(failed.outcome, "failed")
+        self.assertIn("first difference at index 1024", failed.message)
+        twice = by_name["VectorAddGpu.FailsTwice"].message
+        self.assertIn("Expected equality", twice)
+        self.assertIn("index 3", twice)  # both failures are kept
+        skipped = by_name["VectorAddGpu.MatchesCpu"]
+        self.assertEqual(skipped.outcome, "skipped")
+        self.assertTrue(skipped.no_gpu)  # message found in stdout: 1.12 writes none in JSON
+
+    # Without stdout a 1.12 skip has no message, so it cannot be told apart.
+    def test_gtest_1_12_skip_message_needs_stdout(self):
+        tests = gtest.parse_json(load_fixture("gtest-1.12-nogpu.json"))
+        self.assertFalse(any(t.no_gpu for t in tests))
+
+    # GoogleTest 1.14: skip messages under "skipped", and failed-then-skipped counts as failed.
+    def test_gtest_1_14(self):
+        tests = gtest.parse_json(load_fixture("gtest-1.14-mixed.json"))
+        by_name = {t.name: t for t in tests}
+        self.assertEqual(len(tests), 9)
+        self.assertTrue(by_name["VectorAddGpu.MatchesCpu"].no_gpu)
+        self.assertEqual(by_name["VectorAddGpu.FailsThenSkips"].outcome, "failed")
+        self.assertAlmostEqual(by_name["CpuReference.WorkedExample"].time_s, 0.007)
+
+    # JSON with fields missing is read leniently.
+    def test_partial_json(self):
+        data = {"testsuites": [{"name": "S", "testsuite": [
+            {"name": "A"}, {"name": "B", "failures": [{"failure": "x.cu:3\nbad"}]},
+            {"name": "", "classname": "S", "result": "COMPLETED", "failures": [{"failure": "SetUpTestSuite"}]},
+        ]}]}
+        tests = gtest.parse_json(data)
+        self.assertEqual([(t.name, t.outcome) for t in tests],
+                         [("S.A", "passed"), ("S.B", "failed"), ("S.[suite set-up]", "failed")])
+
+    def test_long_message_is_trimmed(self):
+        text = gtest.trim("x" * 5000)
+        self.assertLess(len(text), gtest.MAX_MESSAGE_CHARS + 100)
+        self.assertIn("3000 more characters", text)
+
+
+class StdoutTest(unittest.TestCase):
+    def test_running_test(self):
+        stdout = ("[ RUN      ] A.Done\n[       OK ] A.Done (0 ms)\n"
+                  "[ RUN      ] Sizes/B.Param/3\n[  FAILED  ] Sizes/B.Param/3, where GetParam() = 3 (1 ms)\n"
+                  "[ RUN      ] C.Hangs\nworking...\n")
+        self.assertEqual(gtest.running_test(stdout), "C.Hangs")
+        self.assertIsNone(gtest.running_test(fixture("gtest-1.12-mixed.stdout.txt").read_text()))
+
+
+class ClassifyTest(unittest.TestCase):
+    def classify(self, result: ProcResult, data=None) -> gtest.TestRun:
+        return gtest.classify(result, data, timeout=2, command="bin --seed=1")
+
+    def test_pass(self):
+        data, stdout = recorded("gtest-1.12-pass")
+        run = self.classify(proc_result(0, stdout), data)
+        self.assertIs(run.status, status.PASS)
+        self.assertEqual(run.message, "4/4 tests passed")
+
+    def test_failures_are_partial(self):
+        data, stdout = recorded("gtest-1.12-fail")
+        run = self.classify(proc_result(1, stdout), data)
+        self.assertIs(run.status, status.PARTIAL)
+        self.assertEqual(run.message, "2 of 6 tests failed")
+        self.assertEqual(run.reproduce("A.b"), "bin --seed=1 --gtest_filter=A.b")
+
+    def test_no_gpu(self):
+        data, stdout = recorded("gtest-1.12-nogpu")
+        run = self.classify(proc_result(0, stdout), data)
+        self.assertIs(run.status, status.NO_GPU)
+        self.assertIn("run the grader on a machine with an NVIDIA GPU", run.message)
+
+    def test_timeout_names_test_and_cause(self):
+        run = self.classify(proc_result(-9, "[ RUN      ] Reduce.Large\n", timed_out=True))
+        self.assertIs(run.status, status.TIMEOUT)
+        self.assertEqual(run.running_test, "Reduce.Large")
+        self.assertIn("Reduce.Large", run.message)
+        self.assertIn("__syncthreads()", run.message)
+
+    def test_crash_without_json(self):
+        run = self.classify(proc_result(-11, "[ RUN      ] Scan.Big\n"))
+        self.assertIs(run.status, status.CRASH)
+        self.assertIn("SIGSEGV", run.message)
+        self.assertIn("Scan.Big", run.message)
+
+    def test_exit_without_json(self):
+        run = self.classify(proc_result(1, "[ RUN      ] Scan.Big\n"))
+        self.assertIs(run.status, status.CRASH)
+        self.assertIn("exited with code 1", run.message)
+
+    def test_crash_after_results(self):
+        data, stdout = recorded("gtest-1.12-pass")
+        run = self.classify(proc_result(-6, stdout), data)
+        self.assertIs(run.status, status.CRASH)
+        self.assertIn("after the tests finished", run.message)
+        self.assertEqual(len(run.tests), 4)
+
+    def test_no_tests(self):
+        run = self.classify(proc_result(0, ""), {"testsuites": []})
+        self.assertIs(run.status, status.ERROR)
+
+
+class FakeBinaryTest(unittest.TestCase):
+    """run_tests against small Python scripts standing in for test binaries."""
+
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.dir = Path(tmp.name)
+
+    def run_tests(self, binary: Path, timeout: float = 20) -> gtest.TestRun:
+        return gtest.run_tests(binary, seed=4242, timeout=timeout, json_path=self.dir / "out.json")
+
+    # Valid JSON, and the seed arrives as --seed and LABKIT_SEED (the fake exits 2 otherwise).
+    def test_valid_json(self):
+        run = self.run_tests(fake_gtest(self.dir / "t", "gtest-1.12-pass.json", "gtest-1.12-pass.stdout.txt"))
+        self.assertIs(run.status, status.PASS, run.message)
+        self.assertTrue(run.command.endswith("t --seed=4242"), run.command)
+
+    # A stale JSON file from an earlier run must not be read as this run's.
+    def test_stale_json_is_removed(self):
+        (self.dir / "out.json").write_text(fixture("gtest-1.12-pass.json").read_text())
+        run = self.run_tests(fake_gtest(self.dir / "t", None, exit_code=1))
+        self.assertIs(run.status, status.CRASH)
+
+    # A hang becomes TIMEOUT within the timeout, naming the test, and leaves no process behind.
+    def test_hang(self):
+        pid_file = self.dir / "pids"
+        binary = fake_gtest(self.dir / "t", "gtest-1.12-pass.json", extra=f"""
+            print("[ RUN      ] Reduce.Deadlock", flush=True)
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+            open({str(pid_file)!r}, "w").write(f"{{os.getpid()}} {{child.pid}}")
+            time.sleep(600)
+        """)
+        start = time.monotonic()
+        run = self.run_tests(binary, timeout=2)
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertIs(run.status, status.TIMEOUT)
+        self.assertEqual(run.running_test, "Reduce.Deadlock")
+        for pid in map(int, pid_file.read_text().split()):
+            self.assertTrue(wait_gone(pid), f"process {pid} survived the timeout")
+
+    # SIGSEGV after a RUN line: CRASH naming that test and the signal.
+    def test_segfault(self):
+        binary = fake_gtest(self.dir / "t", None, extra="""
+            print("[ RUN      ] Suite.Name", flush=True)
+            os.kill(os.getpid(), signal.SIGSEGV)
+        """)
+        run = self.run_tests(binary)
+        self.assertIs(run.status, status.CRASH)
+        self.assertEqual(run.running_test, "Suite.Name")
+        self.assertIn("SIGSEGV", run.message)
+        self.assertIn("Suite.Name", run.message)
+        self.assertEqual(run.reproduce(run.running_test).split()[-1], "--gtest_filter=Suite.Name")
+
+    # A flood of output is capped, and the results are still read.
+    def test_megabytes_of_output(self):
+        binary = fake_gtest(self.dir / "t", "gtest-1.12-pass.json", extra="""
+            sys.stdout.write(("x" * 1023 + "\\n") * 6000)
+        """)
+        run = self.run_tests(binary)
+        self.assertIs(run.status, status.PASS, run.message)
+
+    # GPU tests skipped with "No CUDA GPU" (message only in stdout, as with 1.12).
+    def test_no_gpu(self):
+        binary = fake_gtest(self.dir / "t", "gtest-1.12-nogpu.json", "gtest-1.12-nogpu.stdout.txt")
+        run = self.run_tests(binary)
+        self.assertIs(run.status, status.NO_GPU, run.message)
+
+    # A truncated JSON file (crash while writing) is a crash, not a grader error.
+    def test_truncated_json(self):
+        text = fixture("gtest-1.12-pass.json").read_text()
+        binary = fake_gtest(self.dir / "t", None, extra=f"""
+            open(out[0], "w").write({text[:200]!r})
+            os.kill(os.getpid(), signal.SIGABRT)
+        """)
+        run = self.run_tests(binary)
+        self.assertIs(run.status, status.CRASH)
+        self.assertIn("SIGABRT", run.message)
+
+    def test_missing_binary(self):
+        run = self.run_tests(self.dir / "nope")
+        self.assertIs(run.status, status.ERROR)
+        self.assertIn("cannot run", run.message)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,87 @@
+"""Tests of grader.proc: timeouts that leave no process, capped output, env and cwd."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from grader import proc
+from grader.tests.helpers import wait_gone, write_script
+
+
+class ProcTest(unittest.TestCase):
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.dir = Path(tmp.name)
+
+    def test_output_env_cwd_and_command(self):
+        result = proc.run([sys.executable, "-c", "import os, sys; print(os.environ['LABKIT_X'], os.getcwd());"
+                           "print('err', file=sys.stderr); sys.exit(3)"],
+                          timeout=20, env={"LABKIT_X": "a b"}, cwd=self.dir)
+        self.assertEqual(result.returncode, 3)
+        self.assertIsNone(result.signal)
+        self.assertFalse(result.timed_out)
+        self.assertEqual(result.stdout.split(), ["a", "b", str(self.dir.resolve())])
+        self.assertEqual(result.stderr, "err\n")
+        self.assertTrue(result.command.startswith("LABKIT_X='a b' "), result.command)
+        self.assertIn("-c 'import os", result.command)  # shlex-quoted, copy-pasteable
+
+    # A hung child and its own children are killed at the timeout.
+    def test_timeout_kills_the_process_group(self):
+        pid_file = self.dir / "pids"
+        script = write_script(self.dir / "hang", f"""
+            import os, subprocess, sys, time
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+            open({str(pid_file)!r}, "w").write(f"{{os.getpid()}} {{child.pid}}")
+            print("started", flush=True)
+            time.sleep(600)
+        """)
+        start = time.monotonic()
+        result = proc.run([script], timeout=2)
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertTrue(result.timed_out)
+        self.assertEqual(result.signal_name, "SIGKILL")
+        self.assertEqual(result.stdout, "started\n")  # output up to the kill is kept
+        for pid in map(int, pid_file.read_text().split()):
+            self.assertTrue(wait_gone(pid), f"process {pid} survived the timeout")
+
+    def test_signal(self):
+        result = proc.run([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"],
+                          timeout=20)
+        self.assertEqual((result.signal, result.signal_name), (11, "SIGSEGV"))
+
+    # Megabytes of output keep only head and tail, and say how much was cut.
+    def test_output_is_capped(self):
+        result = proc.run([sys.executable, "-c", "import sys; sys.stdout.write('h' * 100000 + 'x' * 5000000 + 'TAIL')"],
+                          timeout=20)
+        self.assertEqual(result.stdout_cut, 5100004 - 2 * proc.CAP_BYTES)
+        self.assertLess(len(result.stdout), 2 * proc.CAP_BYTES + 200)
+        self.assertTrue(result.stdout.startswith("h" * 1000))
+        self.assertTrue(result.stdout.endswith("TAIL"))
+        self.assertIn(f"[... {result.stdout_cut} bytes of output cut by the grader ...]", result.stdout)
+
+    # Bytes that are not UTF-8 are replaced, not fatal.
+    def test_undecodable_output(self):
+        result = proc.run([sys.executable, "-c", "import sys; sys.stdout.buffer.write(b'ok \\xff\\xfe')"], timeout=20)
+        self.assertTrue(result.stdout.startswith("ok "))
+
+    def test_missing_program(self):
+        with self.assertRaises(proc.LaunchError) as caught:
+            proc.run([self.dir / "missing"], timeout=5)
+        self.assertIn("cannot run", str(caught.exception))
+
+    def test_output_tail(self):
+        result = proc.ProcResult("c", 1, False, 0.0, "\n".join(map(str, range(100))), "bad\n")
+        tail = result.output_tail(lines=3)
+        self.assertIn("97\n98\n99", tail)
+        self.assertNotIn("96", tail)
+        self.assertIn("bad", tail)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,154 @@
+"""Tests of grader.score: correctness by weight, performance against the reference."""
+
+from __future__ import annotations
+
+import copy
+import unittest
+
+from grader import config, score
+from grader.gtest import TestResult
+from grader.tests.helpers import load_fixture
+
+SETTINGS = config.load(None).lab("vectorAdd")
+
+
+def bench_with_ratio(ratio: float) -> dict:
+    data = load_fixture("bench-ok.json")
+    data["workloads"][0]["pair"]["ratio_median"] = ratio
+    return data
+
+
+def perf(data, settings=SETTINGS, full=True) -> score.Performance:
+    return score.score_performance(data, settings, correctness_full=full)
+
+
+class CorrectnessTest(unittest.TestCase):
+    # Every test passed: full points, and full opens the door to performance points.
+    def test_all_passed(self):
+        tests = [TestResult("A.a", "passed"), TestResult("A.b", "passed")]
+        result = score.score_correctness(tests, SETTINGS)
+        self.assertEqual((result.points, result.max, result.full), (70, 70, True))
+        self.assertEqual(result.tests[0], {"name": "A.a", "status": "passed", "weight": 1.0, "message": ""})
+
+    # One of three failed: 2/3 of the points, rounded to 2 decimals.
+    def test_partial_rounds(self):
+        tests = [TestResult("A.a", "passed"), TestResult("A.b", "passed"), TestResult("A.c", "failed", "boom")]
+        result = score.score_correctness(tests, SETTINGS)
+        self.assertEqual(result.points, 46.67)
+        self.assertFalse(result.full)
+
+    # A skipped GPU test counts as not passed.
+    def test_skipped_is_not_passed(self):
+        tests = [TestResult("A.a", "passed"), TestResult("Gpu.b", "skipped", "No CUDA GPU: none")]
+        result = score.score_correctness(tests, SETTINGS)
+        self.assertEqual(result.points, 35)
+        self.assertFalse(result.full)
+
+    # Weights from the config shape the share; weight 0 leaves a test out.
+    def test_weights(self):
+        settings = config.from_dict({"defaults": {"test_weights": {"*Large*": 3, "Flaky.*": 0}}}, None).lab("scan")
+        tests = [TestResult("Scan.Small", "passed"), TestResult("Scan.Large", "failed"),
+                 TestResult("Flaky.One", "failed")]
+        result = score.score_correctness(tests, settings)
+        self.assertEqual(result.points, 17.5)  # 70 * 1 / 4
+        self.assertEqual([t["weight"] for t in result.tests], [1.0, 3, 0])
+        tests[1].outcome = "passed"
+        result = score.score_correctness(tests, settings)
+        self.assertEqual(result.points, 70)
+        self.assertTrue(result.full)  # the weight-0 failure does not count
+
+    # 1 failure among 20000 tests still shows 70.00 but is not full.
+    def test_full_is_decided_by_tests_not_rounding(self):
+        tests = [TestResult(f"A.t{i}", "passed") for i in range(19999)] + [TestResult("A.last", "failed")]
+        result = score.score_correctness(tests, SETTINGS)
+        self.assertEqual(result.points, 70.0)
+        self.assertFalse(result.full)
+
+    def test_no_tests(self):
+        result = score.score_correctness([], SETTINGS)
+        self.assertEqual((result.points, result.full), (0, False))
+
+
+class PerformanceTest(unittest.TestCase):
+    # As fast as the reference: full points, figures copied from the graded workload.
+    def test_full(self):
+        result = perf(load_fixture("bench-ok.json"))
+        self.assertEqual((result.points, result.max, result.reason), (30, 30, ""))
+        self.assertEqual(result.ratio, 1.01)
+        self.assertEqual((result.t_student_ms, result.t_reference_ms), (0.301, 0.298))
+        self.assertEqual(len(result.workloads), 1)  # the ungraded workload is ignored
+
+    # Exactly 1.2x the reference time still earns full points; just above does not.
+    def test_boundary(self):
+        self.assertEqual(perf(bench_with_ratio(1.2)).points, 30)
+        self.assertEqual(perf(bench_with_ratio(1.2001)).points, 25.0)  # 30 / 1.2001 = 24.998
+
+    # Slower: points * t_ref / t_student.
+    def test_slower(self):
+        self.assertEqual(perf(bench_with_ratio(2.0)).points, 15)
+        self.assertEqual(perf(bench_with_ratio(3.0)).points, 10)
+        self.assertEqual(perf(bench_with_ratio(7.0)).points, 4.29)
+
+    # A course may demand beating the reference; being faster never earns more than the maximum.
+    def test_ratio_below_one_is_capped(self):
+        strict = config.from_dict({"defaults": {"full_credit_ratio": 0.9}}, None).lab("scan")
+        self.assertEqual(perf(bench_with_ratio(0.95), strict).points, 30)
+        self.assertEqual(perf(bench_with_ratio(1.8), strict).points, 16.67)
+
+    # Several graded workloads: the mean of their points.
+    def test_average_over_graded_workloads(self):
+        data = bench_with_ratio(1.0)
+        second = copy.deepcopy(data["workloads"][0])
+        second["name"] = "vector_add n=1000000"
+        second["pair"]["ratio_median"] = 3.0
+        data["workloads"].append(second)
+        result = perf(data)
+        self.assertEqual(result.points, 20)  # (30 + 10) / 2
+        self.assertAlmostEqual(result.ratio, 3 ** 0.5, places=3)
+        self.assertEqual(result.t_student_ms, 0.602)
+
+    # Performance is graded only once every test passes.
+    def test_partial_correctness_gates_performance(self):
+        result = perf(load_fixture("bench-ok.json"), full=False)
+        self.assertEqual(result.points, 0)
+        self.assertEqual(result.reason, score.NOT_FULL)
+
+    def test_no_reference(self):
+        result = perf(load_fixture("bench-no-reference.json"))
+        self.assertEqual(result.points, 0)
+        self.assertTrue(result.reason.startswith(score.NO_REFERENCE), result.reason)
+        self.assertIn("cannot open", result.reason)
+
+    def test_check_failures(self):
+        result = perf(load_fixture("bench-check-failure.json"))
+        self.assertEqual(result.points, 0)
+        self.assertIn("failed checks", result.reason)
+        self.assertIn("index 67108863", result.reason)
+
+    def test_inputs_changed(self):
+        data = load_fixture("bench-ok.json")
+        data["workloads"][0]["results"][0]["inputs_changed"] = True
+        result = perf(data)
+        self.assertEqual(result.points, 0)
+        self.assertIn("changed its inputs", result.reason)
+
+    def test_host_suspect(self):
+        data = load_fixture("bench-ok.json")
+        data["workloads"][0]["results"][0]["host_suspect"] = 2
+        result = perf(data)
+        self.assertEqual(result.points, 0)
+        self.assertIn("host time far above GPU time in 2 samples", result.reason)
+
+    def test_no_graded_workload(self):
+        data = load_fixture("bench-ok.json")
+        for workload in data["workloads"]:
+            workload["graded"] = False
+        self.assertIn("no graded workload", perf(data).reason)
+
+    def test_no_bench(self):
+        result = score.score_performance(None, SETTINGS, correctness_full=True, unavailable="bench skipped")
+        self.assertEqual((result.points, result.reason), (0, "bench skipped"))
+
+
+if __name__ == "__main__":
+    unittest.main()

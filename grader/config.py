@@ -35,7 +35,9 @@ DEFAULTS: dict[str, Any] = {
         "performance_points": 30,
         "full_credit_ratio": 1.2,
         "reference_variant": "default",
-        "test_weights": {},
+        # Suites named *Cpu test the provided sequential version, not the student's
+        # code: they run (a broken CPU version shows) but earn no points.
+        "test_weights": {"*Cpu.*": 0.0},
     },
     "labs": {},
 }
@@ -115,6 +117,13 @@ def from_dict(data: dict[str, Any], path: Path | None) -> Config:
     merged["grader"].update(grader)
     defaults = _table(where, "defaults", data.get("defaults", {}))
     _check_values(where, "defaults", defaults, _LAB_KEYS)
+    if "test_weights" in defaults:
+        # The file's patterns come first (the first match wins); built-in ones it does
+        # not mention still apply.
+        builtin = merged["defaults"]["test_weights"]
+        defaults = {**defaults, "test_weights": {**defaults["test_weights"],
+                                                 **{k: v for k, v in builtin.items()
+                                                    if k not in defaults["test_weights"]}}}
     merged["defaults"].update(defaults)
     for lab, table in _table(where, "labs", data.get("labs", {})).items():
         if lab not in COURSE_LABS:

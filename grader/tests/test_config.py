@@ -168,3 +168,21 @@ class ConfigErrorTest(ConfigTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CpuSuitesWeighNothing(unittest.TestCase):
+    """The provided CPU version's tests must not give a skeleton points."""
+
+    def test_cpu_suites_have_weight_zero_by_default(self):
+        settings = config.from_dict({}, None).lab("vectorAdd")
+        self.assertEqual(settings.weight("VectorAddCpu.AddsElementwise"), 0.0)
+        self.assertEqual(settings.weight("Sizes/VectorAddGpu.MatchesCpu/n_1"), 1.0)
+        self.assertEqual(settings.weight("VectorAddGpuEdge.SpecialValues"), 1.0)
+
+    def test_file_patterns_come_first_and_builtin_ones_stay(self):
+        cfg = config.from_dict({"defaults": {"test_weights": {"*Special*": 3}}}, None)
+        settings = cfg.lab("vectorAdd")
+        self.assertEqual(settings.weight("VectorAddGpuEdge.SpecialValues"), 3.0)
+        self.assertEqual(settings.weight("VectorAddCpu.AddsElementwise"), 0.0)
+        cfg = config.from_dict({"defaults": {"test_weights": {"*Cpu.*": 1}}}, None)
+        self.assertEqual(cfg.lab("vectorAdd").weight("VectorAddCpu.AddsElementwise"), 1.0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import re
 import tomllib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -38,8 +39,16 @@ DEFAULTS: dict[str, Any] = {
         # Suites named *Cpu test the provided sequential version, not the student's
         # code: they run (a broken CPU version shows) but earn no points.
         "test_weights": {"*Cpu.*": 0.0},
+        # Regular expressions matched in the implementation's code (comments ignored).
+        "required_patterns": [],
+        "forbidden_patterns": [],
+        # Fraction of the lab's earned points lost when a rule is broken.
+        "rule_penalty": 0.75,
     },
-    "labs": {},
+    "labs": {
+        # The Sobel homework: "solutions using global memory only will receive little credit".
+        "sobel": {"required_patterns": [r"__shared__"]},
+    },
 }
 
 
@@ -57,6 +66,9 @@ class LabSettings:
     reference_variant: str
     # Glob pattern -> weight, in matching order: the lab's own patterns first.
     test_weights: dict[str, float]
+    required_patterns: list[str]
+    forbidden_patterns: list[str]
+    rule_penalty: float
     enabled: bool
 
     def weight(self, test_name: str) -> float:
@@ -130,7 +142,7 @@ def from_dict(data: dict[str, Any], path: Path | None) -> Config:
             raise ConfigError(f"{where}: unknown lab [labs.{lab}]: the labs are {', '.join(COURSE_LABS)}")
         table = _table(where, f"labs.{lab}", table)
         _check_values(where, f"labs.{lab}", table, {**_LAB_KEYS, "enabled": _ENABLED})
-        merged["labs"][lab] = dict(table)
+        merged["labs"].setdefault(lab, {}).update(table)  # over the built-in per-lab values
     return Config(path, merged["grader"], merged["defaults"], merged["labs"])
 
 
@@ -167,7 +179,21 @@ _LAB_KEYS: dict[str, Check] = {
     "reference_variant": (lambda v: isinstance(v, str) and v != "",
                           'a variant name such as "default"'),
     "test_weights": (_weights_ok, 'a table of "glob pattern" = weight >= 0'),
+    "required_patterns": (lambda v: _patterns_ok(v), "a list of regular expressions"),
+    "forbidden_patterns": (lambda v: _patterns_ok(v), "a list of regular expressions"),
+    "rule_penalty": (lambda v: _is_number(v) and 0 <= v <= 1, "a fraction from 0 to 1"),
 }
+
+
+def _patterns_ok(value: Any) -> bool:
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        return False
+    try:
+        for pattern in value:
+            re.compile(pattern)
+    except re.error:
+        return False
+    return True
 
 
 def _table(where: str, key: str, value: Any) -> dict[str, Any]:

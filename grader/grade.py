@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from grader import bench, build, gtest, proc, score, status
+from grader import bench, build, gtest, proc, rules, score, status
 from grader.config import Config
 from grader.score import Correctness, Performance
 from grader.status import ResultCode
@@ -55,10 +55,12 @@ class LabResult:
     bench: dict[str, Any] | None = None  # raw bench JSON
     output: str = ""  # output tail of the stage that failed
     traceback: str = ""  # for ERROR: where the grader itself failed
+    rules: list[dict[str, Any]] = field(default_factory=list)  # broken rules (rules.Finding)
+    deduction: float = 0.0  # points lost to broken rules
 
     @property
     def total(self) -> float:
-        return round(self.correctness.points + self.performance.points, 2)
+        return round(self.correctness.points + self.performance.points - self.deduction, 2)
 
     @property
     def max(self) -> float:
@@ -111,6 +113,8 @@ def grade(options: Options, labs: list[str], progress: Progress) -> GradingRun:
             progress.lab_started(index, len(labs), lab)
             try:
                 result = grade_lab(options, lab, configured, progress.stage)
+                if result.status is not status.MISSING:
+                    apply_rules(options, result)
             except Exception as exc:  # a grader bug must cost one lab, not the report
                 result = _blank(options, lab, status.ERROR)
                 result.message = (f"the grader failed on this lab ({type(exc).__name__}: {exc}); "
@@ -202,6 +206,17 @@ def grade_lab(options: Options, lab: str, configured: build.BuildResult | None,
     if missing_reference:
         result.performance = score.Performance(0.0, settings.performance_points, reason=missing_reference)
     return result
+
+
+def apply_rules(options: Options, result: LabResult) -> None:
+    """Checks the lab's required and forbidden patterns; a broken rule costs a fraction of the points."""
+    settings = options.config.lab(result.lab)
+    files = rules.sources(options.root, result.lab, options.impl)
+    findings = rules.check(options.root, files, settings.required_patterns, settings.forbidden_patterns)
+    result.rules = [f.as_dict() for f in findings]
+    if findings:
+        earned = result.correctness.points + result.performance.points
+        result.deduction = round(earned * settings.rule_penalty, 2)
 
 
 def _reference(options: Options, lab: str) -> tuple[Path | None, str]:

@@ -85,6 +85,9 @@ def failure_details(run: GradingRun) -> str:
         elif lab.bench is not None and lab.performance.reason:
             blocks.append(f"{lab.lab}: no performance points: {lab.performance.reason}"
                           f"\n  reproduce: {lab.reproduce.get('bench', '')}")
+        if lab.rules:
+            lines = "\n".join(f"    {rule['message']}" for rule in lab.rules)
+            blocks.append(f"{lab.lab}: rules broken, -{lab.deduction:g} points:\n{lines}")
     return "\n\n".join(blocks)
 
 
@@ -134,6 +137,8 @@ def _lab_json(lab: LabResult) -> dict[str, Any]:
         "performance": {"points": perf.points, "max": perf.max, "ratio": perf.ratio,
                         "t_student_ms": perf.t_student_ms, "t_reference_ms": perf.t_reference_ms,
                         "reason": perf.reason, "workloads": perf.workloads},
+        "rules": lab.rules,
+        "deduction": lab.deduction,
         "total": lab.total,
         "max": lab.max,
         "bench": lab.bench,
@@ -148,6 +153,8 @@ def _note(lab: LabResult) -> str:
     perf = lab.performance
     if lab.status.is_failure:
         text = lab.message
+    elif lab.rules:
+        text = f"rule broken: {lab.rules[0]['message']}"
     elif perf.reason:
         text = perf.reason
     elif perf.ratio is not None:

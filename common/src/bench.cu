@@ -80,7 +80,12 @@ std::size_t count_differences(const void* a, const void* b, std::size_t bytes) {
   if (bytes == 0) return 0;
   // Compare whole 4-byte words when both arrays allow it, else byte by byte (slow but rare).
   const bool aligned = reinterpret_cast<std::uintptr_t>(a) % 4 == 0 && reinterpret_cast<std::uintptr_t>(b) % 4 == 0;
-  auto* counter = workspace<unsigned long long>(1, kWorkspaceSlots - 1);
+  // A counter of its own: the workspace slots belong to the implementations being checked.
+  static unsigned long long* counter = [] {
+    unsigned long long* p = nullptr;
+    LAB_CUDA_CHECK(cudaMalloc(&p, sizeof(unsigned long long)));
+    return p;
+  }();
   LAB_CUDA_CHECK(cudaMemset(counter, 0, sizeof(unsigned long long)));
   const auto* pa = static_cast<const unsigned char*>(a);
   const auto* pb = static_cast<const unsigned char*>(b);

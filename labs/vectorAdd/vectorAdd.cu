@@ -4,8 +4,8 @@
 // threads to cover the whole vector. Then make it fast: the bench compares you with
 // the reference and with the memory bandwidth of your GPU.
 //
-//   cmake --build build --target vectorAdd_test && ./build/bin/vectorAdd_test   # correctness
-//   ./build/bin/vectorAdd_bench                                                   # timing
+//   cmake --build --preset dev && ./build/dev/bin/vectorAdd_test   # correctness
+//   ./build/dev/bin/vectorAdd_bench                                       # timing
 //   python3 -m grader vectorAdd                                                   # your score
 //
 // Handout: handouts/vectorAdd.md. Gaps are marked TODO(student).

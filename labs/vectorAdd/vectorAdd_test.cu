@@ -91,8 +91,10 @@ INSTANTIATE_TEST_SUITE_P(Sizes, VectorAddGpu,
 
 using VectorAddGpuEdge = lab::GpuTest;
 
-// n = 0 launches nothing, writes nothing and raises no CUDA error.
+// n = 0 launches nothing, writes nothing and raises no CUDA error. A real call comes
+// first, so an implementation that does nothing at all cannot pass this test.
 TEST_F(VectorAddGpuEdge, ZeroLengthDoesNothing) {
+  check_vector_add(std::vector<float>{1.0f, 2.0f, 3.0f}, std::vector<float>{0.5f, 0.25f, -3.0f});
   lab::DeviceBuffer<float> c(16);
   c.poison();
   vector_add(c.data(), c.data(), c.data(), 0);

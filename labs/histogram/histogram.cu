@@ -1,0 +1,52 @@
+// histogram lab: YOUR FILE. This is the only file of the lab you edit.
+//
+// Count how many input values fall into each bin (bin = value % num_bins). First make
+// it correct: many threads add to the same bin at the same time, and a plain
+// bins[b]++ loses counts. Then make it fast: the bench compares you with the
+// reference, with CUB and with the memory bandwidth of your GPU.
+//
+//   cmake --preset dev -DLABKIT_LABS=histogram && cmake --build --preset dev
+//   ./build/dev/bin/histogram_test     # correctness
+//   ./build/dev/bin/histogram_bench    # timing
+//   python3 -m grader histogram        # your score
+//
+// Handout: handouts/histogram.md. Gaps are marked TODO(student).
+#include "histogram.h"
+#include "lab/cuda_check.h"
+
+// One thread per input value: thread i adds one to the bin of in[i].
+__global__ void histogram_kernel(const unsigned* in, int n, unsigned* bins, int num_bins) {
+  // TODO(student): compute this thread's global index from blockIdx.x, blockDim.x and
+  // threadIdx.x (in 64 bits or unsigned: near n = 2^31 the product overflows an int);
+  // threads whose index is not below n must not read in[].
+  //
+  // TODO(student): the bin of a value is value % num_bins, computed in unsigned
+  // arithmetic (values use all 32 bits; as a signed int 0xFFFFFFFF is -1, and -1 % 7 is
+  // a negative index). Then add one to that bin. bins[b]++ is three steps (read, add,
+  // write) and threads of other warps interleave with them, so counts get lost: use
+  // atomicAdd(&bins[b], 1u), which does the three steps as one.
+  (void)in;
+  (void)n;
+  (void)bins;
+  (void)num_bins;
+}
+
+void histogram(const unsigned* in, int n, unsigned* bins, int num_bins) {
+  // TODO(student): the bins are overwritten, not accumulated into, and the kernel adds
+  // to them: set all num_bins counters to 0 before it runs. cudaMemset on the default
+  // stream does it (check it with LAB_CUDA_CHECK). With n == 0 that is the whole job.
+  if (n <= 0 || num_bins <= 0) return;  // a grid of 0 blocks is an invalid launch
+
+  const int threads_per_block = 256;  // a multiple of the warp size (32)
+  // TODO(student): launch enough blocks to cover all n values (round up).
+  const int blocks = 1;
+  histogram_kernel<<<blocks, threads_per_block>>>(in, n, bins, num_bins);
+  LAB_CHECK_LAUNCH();
+
+  // TODO(student), once every test passes: make it fast (handout, "Privatisation").
+  // n atomic additions on num_bins global counters queue up behind each other. Give each
+  // block its own sub-histogram in __shared__ memory (up to 4096 counters = 16 KB):
+  // zero it, __syncthreads(), add the block's values to it with shared-memory atomics
+  // (a grid-stride loop lets a GPU-sized grid cover any n), __syncthreads(), then add
+  // each non-zero shared counter to bins[] with one global atomicAdd.
+}

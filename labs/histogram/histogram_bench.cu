@@ -1,0 +1,123 @@
+// Provided by the kit: do not edit. Times histogram.
+//
+//   ./build/dev/bin/histogram_bench                 default size 2^26 values
+//   ./build/dev/bin/histogram_bench --size 1000000  another size
+//
+// Workloads (the same n in each):
+//  1. uniform values in [0, 256) into 256 bins (graded): GB/s = 4 bytes x n / time (the
+//     input is read once; the bins are too small to count), beside CUB's histogram;
+//  2. skewed values in [0, 256) (a quarter of them are 0), with CUB;
+//  3. all-equal values: every thread adds to the same bin (the worst case for atomics);
+//  4. uniform values in [0, 4096) into 4096 bins (the largest count), with CUB;
+//  5. uniform values in [0, 16) into 16 bins (lecture 6's example: few bins, many
+//     collisions), with CUB.
+// Every workload also times the reference's variants, including 'racy', which loses
+// counts and so shows "FAILED" in the check column: that is the point of it.
+// The CPU version is timed with the sdkTimer API for the speedup columns.
+#include <cub/cub.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "histogram.h"
+#include "lab/bench.h"
+#include "lab/buffer.h"
+
+namespace {
+
+// One timed problem: its values and bin count.
+struct Shape {
+  const char* label;              // for the workload's name
+  std::uint64_t range;            // values in [0, range)
+  lab::Distribution distribution;
+  int num_bins;
+  bool graded;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  lab::bench::Harness h("histogram", argc, argv);
+  const int n = static_cast<int>(h.size_or(1 << 26));
+  const std::size_t bytes = sizeof(unsigned) * static_cast<std::size_t>(n);
+
+  // The input of the workload being timed, a pristine copy to check it against, the bins
+  // (sized for the largest bin count) and the expected bins.
+  lab::DeviceBuffer<unsigned> d_in(n), d_in0(n), d_bins(kHistogramMaxBins), d_expected(kHistogramMaxBins);
+  std::vector<unsigned> host_bins(kHistogramMaxBins);
+
+  const Shape shapes[] = {
+      {"uniform values in [0, 256)", 256, lab::Distribution::Uniform, 256, true},
+      {"skewed values in [0, 256)", 256, lab::Distribution::Skewed, 256, false},
+      {"all-equal values", 256, lab::Distribution::AllEqual, 256, false},
+      {"uniform values in [0, 4096)", 4096, lab::Distribution::Uniform, 4096, false},
+      {"uniform values in [0, 16)", 16, lab::Distribution::Uniform, 16, false},
+  };
+
+  // CUB's DeviceHistogram::HistogramEven with num_bins + 1 levels 0, 1, ..., num_bins
+  // puts a sample v with 0 <= v < num_bins into bin (v - 0) * num_bins / (num_bins - 0)
+  // = v, which is v % num_bins: on these inputs (every value is below num_bins) it does
+  // exactly our job. (For larger values the two differ: CUB drops samples outside
+  // [lower, upper), histogram wraps them around with the modulo.) Its scratch memory is
+  // sized by a first query call for the largest need and allocated once, outside the
+  // timed calls.
+  std::size_t cub_temp_bytes = 0;
+  for (const Shape& s : shapes) {
+    std::size_t need = 0;
+    LAB_CUDA_CHECK(cub::DeviceHistogram::HistogramEven(nullptr, need, d_in.data(), d_bins.data(), s.num_bins + 1,
+                                                       0u, static_cast<unsigned>(s.num_bins), n));
+    cub_temp_bytes = std::max(cub_temp_bytes, need);
+  }
+  lab::DeviceBuffer<unsigned char> cub_temp(std::max<std::size_t>(cub_temp_bytes, 1));
+
+  using Fn = decltype(histogram);
+  for (const Shape& s : shapes) {
+    // Inputs and the expected result of this workload.
+    const int num_bins = s.num_bins;
+    const std::vector<unsigned> values =
+        lab::random_uints(static_cast<std::size_t>(n), s.range, s.distribution,
+                          lab::case_seed(std::string("bench_") + lab::to_string(s.distribution), s.range));
+    std::vector<unsigned> expected(num_bins);
+    histogram_cpu(values.data(), n, expected.data(), num_bins);
+    d_in.upload(values);
+    d_in0.upload(values);
+    d_expected.upload(expected);
+
+    lab::bench::Workload w;
+    w.name = std::string("histogram ") + s.label + ", " + std::to_string(num_bins) + " bins, n=" + std::to_string(n);
+    w.function = "histogram";
+    w.graded = s.graded;
+    w.unit = "GB/s";
+    w.amount = static_cast<double>(bytes);  // every value is read once
+    w.peak = h.device().peak_dram_gbps;
+    w.prepare = [&] { d_bins.poison(); };   // 0xFFFFFFFF everywhere: the bins must be overwritten
+    w.check = [&, num_bins] { return lab::bench::check_equal_device(d_expected.data(), d_bins.data(), num_bins); };
+    w.inputs_check = [&]() -> std::string {
+      const std::size_t changed = lab::bench::count_differences(d_in.data(), d_in0.data(), bytes);
+      return changed == 0 ? std::string() : std::to_string(changed) + " bytes of the input changed";
+    };
+    w.cpu = [&, num_bins] { histogram_cpu(values.data(), n, host_bins.data(), num_bins); };
+    h.add_implementations<Fn>(w, "histogram", histogram, [&, num_bins](Fn* fn) {
+      return [&, fn, num_bins] { fn(d_in.data(), n, d_bins.data(), num_bins); };
+    });
+
+    lab::bench::Candidate library;
+    library.name = "CUB HistogramEven";
+    library.role = lab::bench::Role::Library;
+    library.description = "cub::DeviceHistogram::HistogramEven, levels 0, 1, ..., num_bins";
+    library.call = [&, num_bins] {
+      std::size_t temp_bytes = cub_temp.bytes();
+      LAB_CUDA_CHECK(cub::DeviceHistogram::HistogramEven(cub_temp.data(), temp_bytes, d_in.data(), d_bins.data(),
+                                                         num_bins + 1, 0u, static_cast<unsigned>(num_bins), n));
+    };
+    library.check = [&, num_bins]() -> std::string {
+      const std::string problem = lab::bench::check_equal_device(d_expected.data(), d_bins.data(), num_bins);
+      return problem.empty() ? problem : "CUB's bins differ from the CPU's: " + problem;
+    };
+    h.add_candidate(w, library);
+    h.run(w);
+  }
+  return h.finish();
+}

@@ -1,0 +1,78 @@
+// reduction lab: YOUR FILE. This is the only file of the lab you edit.
+//
+// Reduce an array to one value on the GPU: the sum of n floats and the maximum of n ints.
+// Start inside one block: copy a tile into shared memory, then add pairs in a tree,
+// halving the number of working threads at each step, until thread 0 holds the block's
+// result. Then make it work for every n (the results of many blocks are reduced again),
+// and then fast: the bench compares you with the reference, with CUB and with the memory
+// bandwidth of your GPU.
+//
+//   cmake --build build --target reduction_test && ./build/bin/reduction_test   # correctness
+//   ./build/bin/reduction_bench                                                   # timing
+//   python3 -m grader reduction                                                   # your score
+//
+// Handout: handouts/reduction.md. Gaps are marked TODO(student).
+#include <climits>
+
+#include "lab/buffer.h"
+#include "lab/cuda_check.h"
+#include "reduction.h"
+
+// Threads per block: a power of two (the tree halves it) and a multiple of the warp size.
+constexpr int kThreadsPerBlock = 256;
+
+// Block b reduces its tile, in[b * blockDim.x] .. in[b * blockDim.x + blockDim.x - 1]
+// (the part of it below n), to one sum and writes it to block_sums[b].
+__global__ void block_sum_kernel(const float* in, float* block_sums, int n) {
+  // TODO(student): 0. Declare the block's scratch array in shared memory, one slot per
+  //   thread, visible to every thread of the block: __shared__ float partial[kThreadsPerBlock];
+  // TODO(student): 1. Load. Thread t copies its element into partial[t]. A thread whose
+  //   index is n or more stores 0, the identity of +, so the last, partly filled tile
+  //   needs no special case (and never reads past in[n - 1]). For n close to INT_MAX the
+  //   last block's indices pass INT_MAX: compute the index as a long long.
+  // TODO(student): 2. Tree. In each step, half as many threads as before each add two
+  //   slots of partial. Lecture 3 shows two ways to pick them: `t % (2 * stride) == 0`
+  //   (stride 1, 2, 4, ...) and `t < stride` (stride blockDim.x / 2, ..., 2, 1). Both are
+  //   correct; the handout asks you to time both and explain the difference. Check that
+  //   your loop runs its last step (stride 1): lecture 3's second loop does not.
+  //   Before each step every thread must wait until the previous step is done:
+  //   __syncthreads(). Every thread of the block must reach it, so never put it inside
+  //   an `if` that only some threads enter.
+  // TODO(student): 3. Thread 0 writes the block's result, partial[0], to
+  //   block_sums[blockIdx.x].
+  (void)in;
+  (void)block_sums;
+  (void)n;
+}
+
+// The same for the maximum: block b writes the largest int of its tile to block_maxima[b].
+__global__ void block_max_kernel(const int* in, int* block_maxima, int n) {
+  // TODO(student): as block_sum_kernel, with an int array and max(a, b) in place of a + b.
+  //   The identity of max, which threads past the end store, is INT_MIN (not 0 and not
+  //   -1: the data may all be negative, or all INT_MIN).
+  (void)in;
+  (void)block_maxima;
+  (void)n;
+}
+
+void reduce_sum(const float* in, float* out, int n) {
+  // TODO(student): every n from 0 to INT_MAX. One block reduces kThreadsPerBlock elements,
+  //   so launch enough blocks to cover n (round up, in long long arithmetic: n + 255
+  //   overflows an int near INT_MAX; at least one block, so that n = 0 writes the
+  //   identity, 0). With more than one block, the kernel writes its `blocks` sums to
+  //   scratch memory, e.g. float* sums = lab::workspace<float>(blocks, 0); then reduce
+  //   those sums with the same kernel, and again, until a single block is left: that
+  //   launch writes straight to out. Alternate between two workspace slots (0 and 1) so
+  //   that a launch never overwrites the sums it is reading. Do not cudaMalloc here: it
+  //   would be timed.
+  const int blocks = 1;
+  block_sum_kernel<<<blocks, kThreadsPerBlock>>>(in, out, n);
+  LAB_CHECK_LAUNCH();
+}
+
+void reduce_max(const int* in, int* out, int n) {
+  // TODO(student): as reduce_sum, with block_max_kernel (use lab::workspace<int>).
+  const int blocks = 1;
+  block_max_kernel<<<blocks, kThreadsPerBlock>>>(in, out, n);
+  LAB_CHECK_LAUNCH();
+}

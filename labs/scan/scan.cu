@@ -1,0 +1,96 @@
+// scan lab: YOUR FILE. This is the only file of the lab you edit.
+//
+// Compute prefix sums on the GPU for any n: inclusive_scan, exclusive_scan and
+// segmented_inclusive_scan (see scan.h). Start with inclusive_scan: a block scan
+// (Kogge-Stone with double buffering, or Brent-Kung), then the hierarchical scan that
+// stitches the blocks together. Then make it fast: the bench compares you with the
+// reference, with CUB and with the memory bandwidth of your GPU.
+//
+//   cmake --preset dev -DLABKIT_LABS=scan && cmake --build --preset dev
+//   ./build/dev/bin/scan_test                                      correctness
+//   ./build/dev/bin/scan_test --gtest_filter='*InclusiveScanGpu*'  one function at a time
+//   ./build/dev/bin/scan_bench                                     timing
+//   python3 -m grader scan                                         your score
+//
+// Handout: handouts/scan.md. Gaps are marked TODO(student).
+#include "lab/buffer.h"
+#include "lab/cuda_check.h"
+#include "scan.h"
+
+// Elements scanned by one block (one "section"). Kogge-Stone uses one thread per
+// element; Brent-Kung uses half as many threads, each owning two elements.
+constexpr int kSectionSize = 1024;
+constexpr int kThreadsPerBlock = 1024;  // use kSectionSize / 2 for Brent-Kung
+
+// Step 1 of the hierarchical scan: block b scans its section in[b * kSectionSize ..] on
+// its own, writes the section's inclusive scan to out, and writes the section's total
+// (its last scanned value) to section_sums[b] when section_sums is not null.
+__global__ void scan_section_kernel(const float* in, float* out, float* section_sums, int n) {
+  // TODO(student): load the section into shared memory (elements past n count as 0, the
+  // identity of +), scan it in shared memory, write back the elements below n.
+  //  - Kogge-Stone: in step `stride` (1, 2, 4, ...), element t becomes
+  //    XY[t - stride] + XY[t]. With one array, a thread may overwrite XY[t] before the
+  //    thread that needs it as its left neighbour has read it: read from one buffer and
+  //    write to the other (double buffering), swapping them every step.
+  //  - Every thread must reach every __syncthreads(): loop over the same strides in all
+  //    threads and put the `t >= stride` test inside the loop, not in its condition.
+  (void)in;
+  (void)out;
+  (void)section_sums;
+  (void)n;
+}
+
+// Step 3: every element of section s > 0 gets the scanned sum of the sections before it,
+// scanned_sums[s - 1].
+__global__ void add_section_carries_kernel(float* out, const float* scanned_sums, int n) {
+  // TODO(student): one block per section (or one thread per element); section 0 needs
+  // nothing. Keep every index below n.
+  (void)out;
+  (void)scanned_sums;
+  (void)n;
+}
+
+// The hierarchical scan: scan the sections, scan the section sums (they can be more
+// than one section, so this is the same problem again, one level up), add them back.
+// `level` picks separate scratch arrays for each level.
+void scan_hierarchical(const float* in, float* out, int n, int level) {
+  const int sections = static_cast<int>((static_cast<long long>(n) + kSectionSize - 1) / kSectionSize);
+  // Scratch memory without cudaMalloc in the timed path: lab::workspace hands out
+  // arrays that are kept between calls; slots 2 * level and 2 * level + 1 are this
+  // level's (there are lab::kWorkspaceSlots = 8 slots, enough for 4 levels).
+  float* section_sums = sections > 1 ? lab::workspace<float>(sections, 2 * level) : nullptr;
+  scan_section_kernel<<<sections, kThreadsPerBlock>>>(in, out, section_sums, n);
+  LAB_CHECK_LAUNCH();
+  if (sections == 1) return;
+  // TODO(student): step 2: scan section_sums (`sections` of them) into a second array,
+  // lab::workspace<float>(sections, 2 * level + 1), by calling scan_hierarchical one
+  // level up; step 3: launch add_section_carries_kernel.
+}
+
+void inclusive_scan(const float* in, float* out, int n) {
+  if (n <= 0) return;  // nothing to do, and a grid of 0 blocks is an invalid launch
+  scan_hierarchical(in, out, n, 0);
+}
+
+void exclusive_scan(const float* in, float* out, int n) {
+  // TODO(student): out[0] = 0, out[i] = in[0] + ... + in[i - 1]. Do not scan and then
+  // shift the output (that costs another pass over memory): shift the input as you
+  // load it instead, element i of the scanned sequence being in[i - 1] and element 0
+  // being 0. Then the inclusive scan of that sequence is the exclusive scan of `in`.
+  (void)in;
+  (void)out;
+  (void)n;
+}
+
+void segmented_inclusive_scan(const float* in, const int* head_flags, float* out, int n) {
+  // TODO(student): scan pairs (head, value) with the segmented operator, where `a` comes
+  // before `b`:
+  //   (a.head, a.value) + (b.head, b.value) = (a.head | b.head, b.head ? b.value : a.value + b.value)
+  // It is associative, so every scan above works with it, but not commutative: always
+  // keep the earlier operand on the left. A carry from earlier sections reaches only
+  // the elements before the first head of a section. head_flags[0] does not matter.
+  (void)in;
+  (void)head_flags;
+  (void)out;
+  (void)n;
+}

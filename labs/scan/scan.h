@@ -1,0 +1,38 @@
+// Provided by the kit: do not edit. The interface of the scan (prefix sum) lab.
+//
+// The three functions are what the tests and the grader call. They take device
+// pointers, so the timed work is the GPU's and not the copies over PCIe.
+// Handout: handouts/scan.md.
+//
+// Floating-point note: a parallel scan adds in a different order from the sequential
+// loop, so on arbitrary floats the last bits may differ from the CPU result. On
+// integer-valued floats whose partial sums stay below 2^24 in magnitude every order
+// gives the same, exact result; the tests and the bench use such data and compare
+// exactly.
+#pragma once
+
+/// Inclusive scan: out[i] = in[0] + in[1] + ... + in[i] for 0 <= i < n, on the default
+/// stream. `in` and `out` are device pointers to n floats each (any float alignment)
+/// and do not overlap; all n elements of `out` are overwritten, nothing else is
+/// written. `in` is left unchanged. n = 0 does nothing; 0 <= n <= 2^31 - 1.
+void inclusive_scan(const float* in, float* out, int n);
+
+/// Exclusive scan: out[0] = 0 and out[i] = in[0] + ... + in[i - 1] for 0 < i < n, on the
+/// default stream. Pointers, overlap, limits and n = 0 as for inclusive_scan.
+void exclusive_scan(const float* in, float* out, int n);
+
+/// Segmented inclusive scan: the array is cut into segments, each starting at an index i
+/// where head_flags[i] != 0 (any non-zero value counts) and running up to the next such
+/// index; index 0 always starts a segment, whatever head_flags[0] holds. Within each
+/// segment out holds the inclusive scan of that segment alone:
+/// out[i] = in[i] when i starts a segment, else out[i - 1] + in[i]. `in`, `head_flags`
+/// and `out` are device pointers to n elements each; `out` overlaps neither input, and
+/// both inputs are left unchanged. Limits and n = 0 as for inclusive_scan.
+void segmented_inclusive_scan(const float* in, const int* head_flags, float* out, int n);
+
+/// The sequential inclusive scan on the CPU (host pointers): the golden result and the CPU baseline.
+void inclusive_scan_cpu(const float* in, float* out, int n);
+/// The sequential exclusive scan on the CPU (host pointers); out[0] = 0.
+void exclusive_scan_cpu(const float* in, float* out, int n);
+/// The sequential segmented inclusive scan on the CPU (host pointers).
+void segmented_inclusive_scan_cpu(const float* in, const int* head_flags, float* out, int n);

@@ -1,0 +1,174 @@
+// Provided by the kit: do not edit. Times inclusive_scan, exclusive_scan and
+// segmented_inclusive_scan.
+//
+//   ./build/dev/bin/scan_bench                  default size 2^26 floats
+//   ./build/dev/bin/scan_bench --size 1000000   another size
+//
+// Three workloads, each beside the CUB library call that does the same job:
+//  1. inclusive_scan (graded): GB/s = (4 bytes read + 4 bytes written) x n / time, beside
+//     cub::DeviceScan::InclusiveSum and a device-to-device copy of n floats (a scan has
+//     to move at least what a copy moves, so the copy bounds it);
+//  2. exclusive_scan, beside cub::DeviceScan::ExclusiveSum;
+//  3. segmented_inclusive_scan, (4 + 4 bytes read, 4 written) x n, beside
+//     cub::DeviceScan::InclusiveSumByKey with segment numbers as keys (prepared once,
+//     untimed), which moves the same number of bytes.
+// The inputs are integer-valued floats in {-1, 0, 1}, so every correct scan gives the
+// sequential result exactly, and each timed output is compared with it bit for bit on
+// the GPU. The CPU versions are timed with the sdkTimer API for the speedup columns.
+#include <cub/cub.cuh>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "lab/bench.h"
+#include "lab/buffer.h"
+#include "scan.h"
+
+namespace {
+
+// True when every contiguous range sum of `in` is an integer of magnitude <= 2^24, so
+// that no order of additions rounds (see exact_in_any_order in scan_test.cu).
+bool exact_in_any_order(const std::vector<float>& in) {
+  double p = 0, lo = 0, hi = 0;
+  for (float x : in) {
+    p += x;
+    lo = std::min(lo, p);
+    hi = std::max(hi, p);
+  }
+  return hi - lo <= 16777216.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  lab::bench::Harness h("scan", argc, argv);
+  const int n = static_cast<int>(h.size_or(1 << 26));
+  const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(n);
+
+  // Inputs: values in {-1, 0, 1}; segment heads at random, one in 256 on average.
+  const std::vector<float> in = lab::integer_floats(n, -1, 1, lab::case_seed("bench_in"));
+  if (!exact_in_any_order(in)) h.note_error("bench data: partial sums could round; the exact checks may fail");
+  std::vector<int> flags(n), keys(n);
+  lab::Rng rng(lab::case_seed("bench_heads"));
+  int segment = 0;
+  for (int i = 0; i < n; ++i) {
+    flags[i] = rng.below(256) == 0 ? 1 : 0;
+    if (i > 0 && flags[i] != 0) ++segment;
+    keys[i] = segment;  // CUB's by-key scan: a segment is a run of equal keys
+  }
+  // Expected results, and pristine copies of the inputs to check them against.
+  std::vector<float> inclusive(n), exclusive(n), segmented(n), out_host(n);
+  inclusive_scan_cpu(in.data(), inclusive.data(), n);
+  exclusive_scan_cpu(in.data(), exclusive.data(), n);
+  segmented_inclusive_scan_cpu(in.data(), flags.data(), segmented.data(), n);
+  lab::DeviceBuffer<float> din(in), din0(in), dout(n);
+  lab::DeviceBuffer<float> d_inclusive(inclusive), d_exclusive(exclusive), d_segmented(segmented);
+  lab::DeviceBuffer<int> dflags(flags), dflags0(flags), dkeys(keys);
+
+  // CUB's scratch memory, sized by query calls and allocated once, outside the timing.
+  std::size_t inclusive_bytes = 0, exclusive_bytes = 0, by_key_bytes = 0;
+  LAB_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, inclusive_bytes, din.data(), dout.data(), n));
+  LAB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, exclusive_bytes, din.data(), dout.data(), n));
+  LAB_CUDA_CHECK(
+      cub::DeviceScan::InclusiveSumByKey(nullptr, by_key_bytes, dkeys.data(), din.data(), dout.data(), n));
+  lab::DeviceBuffer<unsigned char> cub_temp(std::max({inclusive_bytes, exclusive_bytes, by_key_bytes, std::size_t{1}}));
+
+  auto in_unchanged = [&]() -> std::string {
+    const std::size_t changed = lab::bench::count_differences(din.data(), din0.data(), bytes);
+    return changed == 0 ? std::string() : std::to_string(changed) + " bytes of `in` changed";
+  };
+
+  // 1. inclusive_scan (graded).
+  using Fn = decltype(inclusive_scan);
+  lab::bench::Workload inc;
+  inc.name = "inclusive_scan n=" + std::to_string(n);
+  inc.function = "inclusive_scan";
+  inc.graded = true;
+  inc.unit = "GB/s";
+  inc.amount = 2.0 * bytes;  // read in, write out
+  inc.peak = h.device().peak_dram_gbps;
+  inc.prepare = [&] { dout.poison(); };
+  inc.check = [&] { return lab::bench::check_equal_device(d_inclusive.data(), dout.data(), n); };
+  inc.inputs_check = in_unchanged;
+  inc.cpu = [&] { inclusive_scan_cpu(in.data(), out_host.data(), n); };
+  h.add_implementations<Fn>(inc, "inclusive_scan", inclusive_scan,
+                            [&](Fn* fn) { return [&, fn] { fn(din.data(), dout.data(), n); }; });
+  lab::bench::Candidate cub_inclusive;
+  cub_inclusive.name = "CUB DeviceScan::InclusiveSum";
+  cub_inclusive.role = lab::bench::Role::Library;
+  cub_inclusive.description = "the library's single-pass scan (scratch allocated once)";
+  cub_inclusive.call = [&] {
+    std::size_t temp_bytes = inclusive_bytes;
+    LAB_CUDA_CHECK(cub::DeviceScan::InclusiveSum(cub_temp.data(), temp_bytes, din.data(), dout.data(), n));
+  };
+  cub_inclusive.check = [&] { return lab::bench::check_equal_device(d_inclusive.data(), dout.data(), n); };
+  h.add_candidate(inc, cub_inclusive);
+  lab::bench::Candidate copy;
+  copy.name = "cudaMemcpy D2D";
+  copy.role = lab::bench::Role::Roofline;
+  copy.description = "device-to-device copy of n floats: the practical DRAM bound";
+  copy.call = [&] { LAB_CUDA_CHECK(cudaMemcpy(dout.data(), din.data(), bytes, cudaMemcpyDeviceToDevice)); };
+  copy.unchecked = true;
+  h.add_candidate(inc, copy);
+  h.run(inc);
+
+  // 2. exclusive_scan.
+  lab::bench::Workload exc;
+  exc.name = "exclusive_scan n=" + std::to_string(n);
+  exc.function = "exclusive_scan";
+  exc.unit = "GB/s";
+  exc.amount = 2.0 * bytes;
+  exc.peak = h.device().peak_dram_gbps;
+  exc.prepare = [&] { dout.poison(); };
+  exc.check = [&] { return lab::bench::check_equal_device(d_exclusive.data(), dout.data(), n); };
+  exc.inputs_check = in_unchanged;
+  exc.cpu = [&] { exclusive_scan_cpu(in.data(), out_host.data(), n); };
+  h.add_implementations<Fn>(exc, "exclusive_scan", exclusive_scan,
+                            [&](Fn* fn) { return [&, fn] { fn(din.data(), dout.data(), n); }; });
+  lab::bench::Candidate cub_exclusive;
+  cub_exclusive.name = "CUB DeviceScan::ExclusiveSum";
+  cub_exclusive.role = lab::bench::Role::Library;
+  cub_exclusive.description = "the library's single-pass scan (scratch allocated once)";
+  cub_exclusive.call = [&] {
+    std::size_t temp_bytes = exclusive_bytes;
+    LAB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp.data(), temp_bytes, din.data(), dout.data(), n));
+  };
+  cub_exclusive.check = [&] { return lab::bench::check_equal_device(d_exclusive.data(), dout.data(), n); };
+  h.add_candidate(exc, cub_exclusive);
+  h.run(exc);
+
+  // 3. segmented_inclusive_scan.
+  using SegFn = decltype(segmented_inclusive_scan);
+  lab::bench::Workload seg;
+  seg.name = "segmented_inclusive_scan n=" + std::to_string(n) + " (a head every 256 elements on average)";
+  seg.function = "segmented_inclusive_scan";
+  seg.unit = "GB/s";
+  seg.amount = 3.0 * bytes;  // read in and head_flags, write out
+  seg.peak = h.device().peak_dram_gbps;
+  seg.prepare = [&] { dout.poison(); };
+  seg.check = [&] { return lab::bench::check_equal_device(d_segmented.data(), dout.data(), n); };
+  seg.inputs_check = [&]() -> std::string {
+    const std::string values = in_unchanged();
+    if (!values.empty()) return values;
+    const std::size_t changed = lab::bench::count_differences(dflags.data(), dflags0.data(), bytes);
+    return changed == 0 ? std::string() : std::to_string(changed) + " bytes of `head_flags` changed";
+  };
+  seg.cpu = [&] { segmented_inclusive_scan_cpu(in.data(), flags.data(), out_host.data(), n); };
+  h.add_implementations<SegFn>(seg, "segmented_inclusive_scan", segmented_inclusive_scan, [&](SegFn* fn) {
+    return [&, fn] { fn(din.data(), dflags.data(), dout.data(), n); };
+  });
+  lab::bench::Candidate cub_by_key;
+  cub_by_key.name = "CUB DeviceScan::InclusiveSumByKey";
+  cub_by_key.role = lab::bench::Role::Library;
+  cub_by_key.description = "segment numbers as keys instead of head flags (same bytes moved)";
+  cub_by_key.call = [&] {
+    std::size_t temp_bytes = by_key_bytes;
+    LAB_CUDA_CHECK(
+        cub::DeviceScan::InclusiveSumByKey(cub_temp.data(), temp_bytes, dkeys.data(), din.data(), dout.data(), n));
+  };
+  cub_by_key.check = [&] { return lab::bench::check_equal_device(d_segmented.data(), dout.data(), n); };
+  h.add_candidate(seg, cub_by_key);
+  h.run(seg);
+  return h.finish();
+}

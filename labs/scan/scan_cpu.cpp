@@ -1,0 +1,24 @@
+// Provided by the kit: do not edit. The sequential scans of lecture 4 and lecture 7: one
+// loop each, where element i is computed from element i - 1. The loop-carried
+// dependency is exactly what a parallel scan has to break. The tests compare your
+// kernels with these functions, and the bench times them (with the sdkTimer API) to
+// compute your speedup.
+#include "scan.h"
+
+void inclusive_scan_cpu(const float* in, float* out, int n) {
+  if (n <= 0) return;
+  out[0] = in[0];
+  for (int i = 1; i < n; ++i) out[i] = out[i - 1] + in[i];  // n - 1 additions
+}
+
+void exclusive_scan_cpu(const float* in, float* out, int n) {
+  if (n <= 0) return;
+  out[0] = 0.0f;  // nothing comes before the first element
+  for (int i = 1; i < n; ++i) out[i] = out[i - 1] + in[i - 1];
+}
+
+void segmented_inclusive_scan_cpu(const float* in, const int* head_flags, float* out, int n) {
+  if (n <= 0) return;
+  out[0] = in[0];  // index 0 always starts a segment
+  for (int i = 1; i < n; ++i) out[i] = head_flags[i] != 0 ? in[i] : out[i - 1] + in[i];
+}

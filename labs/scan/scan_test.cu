@@ -1,0 +1,435 @@
+// Provided by the kit: do not edit. Correctness tests of inclusive_scan, exclusive_scan
+// and segmented_inclusive_scan.
+//
+//   ./build/dev/bin/scan_test                                     all tests
+//   ./build/dev/bin/scan_test --gtest_filter='ScanCpu*'           the lectures' tables (CPU)
+//   ./build/dev/bin/scan_test --gtest_filter='*InclusiveScanGpu*' one function
+//   ./build/dev/bin/scan_test --gtest_filter='*n_1025*'           one size
+//   ./build/dev/bin/scan_test --seed=7                            other random data
+//
+// Each GPU test: prepare inputs and the expected result on the CPU, poison the output
+// (NaN) so an element your kernel skips cannot pass, run the scan, then verify the
+// result exactly, the memory just past the output, and that the inputs are unchanged.
+// The data are integer-valued floats chosen so that every partial sum a scan can form,
+// in any order, is exact (see exact_in_any_order): a correct scan then matches the
+// sequential loop bit for bit, and one element missing anywhere shows.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lab/testing.h"
+#include "scan.h"
+
+namespace {
+
+enum class Scan { Inclusive, Exclusive, Segmented };
+
+const char* name_of(Scan s) {
+  switch (s) {
+    case Scan::Inclusive: return "inclusive_scan";
+    case Scan::Exclusive: return "exclusive_scan";
+    case Scan::Segmented: return "segmented_inclusive_scan";
+  }
+  return "?";
+}
+
+// The sequential result (scan_cpu.cpp).
+std::vector<float> cpu_result(Scan s, const std::vector<float>& in, const std::vector<int>& flags) {
+  const int n = static_cast<int>(in.size());
+  std::vector<float> out(in.size());
+  switch (s) {
+    case Scan::Inclusive: inclusive_scan_cpu(in.data(), out.data(), n); break;
+    case Scan::Exclusive: exclusive_scan_cpu(in.data(), out.data(), n); break;
+    case Scan::Segmented: segmented_inclusive_scan_cpu(in.data(), flags.data(), out.data(), n); break;
+  }
+  return out;
+}
+
+// Calls the function under test on device pointers.
+void run_scan(Scan s, const float* in, const int* flags, float* out, int n) {
+  switch (s) {
+    case Scan::Inclusive: inclusive_scan(in, out, n); break;
+    case Scan::Exclusive: exclusive_scan(in, out, n); break;
+    case Scan::Segmented: segmented_inclusive_scan(in, flags, out, n); break;
+  }
+}
+
+// Bit patterns, so "untouched poison" is checked exactly (NaN never equals NaN as a float).
+std::vector<unsigned> bits_of(const std::vector<float>& v) {
+  std::vector<unsigned> out(v.size());
+  if (!v.empty()) std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
+  return out;
+}
+
+// Why exact comparisons are fair. Whatever order a scan adds in, each value it forms
+// (a partial result, a block sum, a carry) is the sum of a contiguous range
+// in[i] + ... + in[j], possibly plus zeros, and that equals P(j) - P(i - 1) for the
+// exact prefix sums P (P(-1) = 0). For integer-valued inputs it is an integer of
+// magnitude at most max P - min P. When that is <= 2^24, every such value is a float
+// exactly (floats hold all integers up to 2^24), no addition rounds, and every correct
+// scan returns exactly the sequential result. The segmented operator only ever adds
+// contiguous ranges too, so the same bound covers it. Test data are checked with this.
+bool exact_in_any_order(const std::vector<float>& in) {
+  double p = 0, lo = 0, hi = 0;  // doubles hold these integers exactly
+  for (float x : in) {
+    if (x != std::floor(x)) return false;
+    p += x;
+    lo = std::min(lo, p);
+    hi = std::max(hi, p);
+  }
+  return hi - lo <= 16777216.0;  // 2^24
+}
+
+// Values in {-1, 0, 1}: prefix sums wander like a random walk (about sqrt(n) away from 0).
+std::vector<float> signed_data(int n, lab::Seed seed) { return lab::integer_floats(n, -1, 1, seed); }
+
+// Small non-negative integers with max * n < 2^24, so even the total is exact; 0 when no
+// such range exists (n >= 2^24), in which case the caller skips this distribution.
+int small_data_max(int n) { return static_cast<int>(std::min<long long>(100, ((1LL << 24) - 1) / n)); }
+std::vector<float> small_data(int n, lab::Seed seed) { return lab::integer_floats(n, 0, small_data_max(n), seed); }
+
+// Runs scan `s` on device copies of `in` (and `flags`) and checks the result against
+// `expected` (exactly, or within `tol`), that the 64 floats after out[n - 1] and the
+// `offset` floats before out[0] are untouched, and that the inputs are unchanged.
+// `offset` shifts every pointer by that many elements (not 16-byte aligned for 1..3).
+void check_scan(Scan s, const std::vector<float>& in, const std::vector<int>& flags,
+                const std::vector<float>& expected, int offset = 0, std::optional<lab::Tolerance> tol = {}) {
+  // Prepare: padded inputs and a poisoned output with guard zones on both sides.
+  const int n = static_cast<int>(in.size());
+  const int guard = 64;
+  std::vector<float> in_padded(offset, 0.0f);
+  in_padded.insert(in_padded.end(), in.begin(), in.end());
+  std::vector<int> flags_padded(offset, 0);
+  if (s == Scan::Segmented) flags_padded.insert(flags_padded.end(), flags.begin(), flags.end());
+  lab::DeviceBuffer<float> din(in_padded), dout(static_cast<std::size_t>(offset) + n + guard);
+  lab::DeviceBuffer<int> dflags(s == Scan::Segmented ? flags_padded : std::vector<int>{});
+  dout.poison();
+
+  // Run.
+  run_scan(s, din.data() + offset, s == Scan::Segmented ? dflags.data() + offset : nullptr, dout.data() + offset, n);
+  LAB_CUDA_CHECK(cudaDeviceSynchronize());
+
+  // Verify.
+  const std::vector<float> out = dout.download();
+  const std::vector<float> result(out.begin() + offset, out.begin() + offset + n);
+  if (tol) {
+    EXPECT_ARRAY_NEAR(expected, result, *tol) << name_of(s) << ": result differs by more than rounding allows";
+  } else {
+    EXPECT_ARRAY_EQ(expected, result) << name_of(s) << ": result must equal the sequential scan exactly";
+  }
+  const std::vector<float> after(out.begin() + offset + n, out.end());
+  const std::vector<float> before(out.begin(), out.begin() + offset);
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), bits_of(after))
+      << name_of(s) << " wrote past out[n - 1]: check the bounds of the last block";
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(offset, 0xFFFFFFFFu), bits_of(before)) << name_of(s) << " wrote before out[0]";
+  EXPECT_ARRAY_EQ(in_padded, din.download()) << "input `in` was modified: scan into shared memory or `out`, not `in`";
+  if (s == Scan::Segmented) EXPECT_ARRAY_EQ(flags_padded, dflags.download()) << "input `head_flags` was modified";
+}
+
+// The usual case: exact comparison with the sequential result.
+void check_exact(Scan s, const std::vector<float>& in, const std::vector<int>& flags = {}, int offset = 0) {
+  ASSERT_TRUE(exact_in_any_order(in)) << "test data error: partial sums could round";
+  check_scan(s, in, flags, cpu_result(s, in, flags), offset);
+}
+
+// Segment-start patterns for the segmented scan.
+enum class Heads { Random, Sparse, All, None, OnlyFirst, Boundaries, NearBoundaries };
+
+const char* name_of(Heads h) {
+  switch (h) {
+    case Heads::Random: return "random heads (1 in 8, flag values 1, 2, -1, 1000)";
+    case Heads::Sparse: return "sparse heads (1 in 5000)";
+    case Heads::All: return "every element starts a segment";
+    case Heads::None: return "no flags at all (head_flags[0] = 0 too): one segment";
+    case Heads::OnlyFirst: return "only head_flags[0] set: one segment";
+    case Heads::Boundaries: return "heads at every multiple of 256 (block boundaries)";
+    case Heads::NearBoundaries: return "heads at i % 1024 == 1 and i % 1024 == 1023";
+  }
+  return "?";
+}
+
+std::vector<int> head_flags(Heads h, int n, lab::Seed seed) {
+  std::vector<int> f(n, 0);
+  lab::Rng rng(seed);
+  const int values[] = {1, 2, -1, 1000};  // any non-zero value starts a segment
+  for (int i = 0; i < n; ++i) {
+    switch (h) {
+      case Heads::Random: f[i] = rng.below(8) == 0 ? values[rng.below(4)] : 0; break;
+      case Heads::Sparse: f[i] = rng.below(5000) == 0 ? 1 : 0; break;
+      case Heads::All: f[i] = 1; break;
+      case Heads::None: f[i] = 0; break;
+      case Heads::OnlyFirst: f[i] = i == 0 ? 1 : 0; break;
+      case Heads::Boundaries: f[i] = i % 256 == 0 ? 1 : 0; break;
+      case Heads::NearBoundaries: f[i] = (i % 1024 == 1 || i % 1024 == 1023) ? 7 : 0; break;
+    }
+  }
+  return f;
+}
+
+// Seeds per size: the big sizes cost CPU time, and one seed already covers all their blocks.
+int trials_for(int n) { return n <= (1 << 20) + 1 ? 3 : 1; }
+
+// ---------------------------------------------------------------------------------
+// The sequential versions on the lectures' worked examples.
+// ---------------------------------------------------------------------------------
+
+std::vector<float> run_cpu(Scan s, const std::vector<float>& in, const std::vector<int>& flags = {}) {
+  return cpu_result(s, in, flags);
+}
+
+// Lecture 4: the inclusive scan of [1, 2, 3, 2, 3, 1, 4, 5].
+TEST(ScanCpu, InclusiveLectureFourExample) {
+  EXPECT_ARRAY_EQ((std::vector<float>{1, 3, 6, 8, 11, 12, 16, 21}),
+                  run_cpu(Scan::Inclusive, {1, 2, 3, 2, 3, 1, 4, 5}));
+}
+
+// Lecture 7's table: the inclusive and the exclusive scan of the same input.
+TEST(ScanCpu, InclusiveAndExclusiveLectureSevenTable) {
+  const std::vector<float> input{1, 2, 1, 3, 1, 1, 3, 3, 2, 1, 2, 2};
+  EXPECT_ARRAY_EQ((std::vector<float>{1, 3, 4, 7, 8, 9, 12, 15, 17, 18, 20, 22}), run_cpu(Scan::Inclusive, input));
+  EXPECT_ARRAY_EQ((std::vector<float>{0, 1, 3, 4, 7, 8, 9, 12, 15, 17, 18, 20}), run_cpu(Scan::Exclusive, input));
+}
+
+// Lecture 7's segmented table: the header row as flags.
+TEST(ScanCpu, SegmentedLectureSevenTable) {
+  const std::vector<float> input{1, 2, 1, 3, 1, 1, 3, 3, 2, 1, 2, 2};
+  const std::vector<int> headers{1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0};
+  EXPECT_ARRAY_EQ((std::vector<float>{1, 3, 4, 3, 4, 5, 8, 11, 13, 1, 3, 5}), run_cpu(Scan::Segmented, input, headers));
+}
+
+// The same table's "alternative headers" (segment start indices 0, 3, 9) give the same flags.
+TEST(ScanCpu, SegmentedLectureSevenAlternativeHeaders) {
+  const std::vector<float> input{1, 2, 1, 3, 1, 1, 3, 3, 2, 1, 2, 2};
+  std::vector<int> flags(input.size(), 0);
+  for (int start : {0, 3, 9}) flags[start] = 1;
+  EXPECT_ARRAY_EQ((std::vector<float>{1, 3, 4, 3, 4, 5, 8, 11, 13, 1, 3, 5}), run_cpu(Scan::Segmented, input, flags));
+}
+
+// The table's segmented exclusive row is the segmented inclusive scan minus the input.
+TEST(ScanCpu, SegmentedExclusiveRowIsInclusiveMinusInput) {
+  const std::vector<float> input{1, 2, 1, 3, 1, 1, 3, 3, 2, 1, 2, 2};
+  const std::vector<int> headers{1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0};
+  const std::vector<float> inclusive = run_cpu(Scan::Segmented, input, headers);
+  std::vector<float> exclusive(input.size());
+  for (std::size_t i = 0; i < input.size(); ++i) exclusive[i] = inclusive[i] - input[i];
+  EXPECT_ARRAY_EQ((std::vector<float>{0, 1, 3, 0, 3, 4, 5, 8, 11, 0, 1, 3}), exclusive);
+}
+
+// Lecture 4.4: where to cut a 100-inch sausage for 10 people, and what is left (39 inches).
+TEST(ScanCpu, SausageCuts) {
+  const std::vector<float> wants{3, 5, 2, 7, 28, 4, 3, 0, 8, 1};
+  const std::vector<float> cuts = run_cpu(Scan::Inclusive, wants);
+  EXPECT_ARRAY_EQ((std::vector<float>{3, 8, 10, 17, 45, 49, 52, 52, 60, 61}), cuts);
+  EXPECT_EQ(100.0f - cuts.back(), 39.0f);
+}
+
+// Lecture 4.7: the exclusive and inclusive scan of [3, 1, 7, 0, 4, 1, 6, 3].
+TEST(ScanCpu, ExclusiveAndInclusiveLectureFourSeven) {
+  const std::vector<float> input{3, 1, 7, 0, 4, 1, 6, 3};
+  EXPECT_ARRAY_EQ((std::vector<float>{0, 3, 4, 11, 11, 15, 16, 22}), run_cpu(Scan::Exclusive, input));
+  EXPECT_ARRAY_EQ((std::vector<float>{3, 4, 11, 11, 15, 16, 22, 25}), run_cpu(Scan::Inclusive, input));
+}
+
+// Lecture 7's compact tables: the exclusive sum scan of the predicate row gives the
+// scatter addresses; of the count row, the generalised compact's addresses.
+TEST(ScanCpu, CompactAddressesLectureSeven) {
+  EXPECT_ARRAY_EQ((std::vector<float>{0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 3, 3}),
+                  run_cpu(Scan::Exclusive, {0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0}));
+  EXPECT_ARRAY_EQ((std::vector<float>{0, 0, 2, 2, 2, 2, 2, 2, 5, 5, 6, 6}),
+                  run_cpu(Scan::Exclusive, {0, 2, 0, 0, 0, 0, 0, 3, 0, 1, 0, 0}));
+}
+
+// Index 0 starts a segment whatever head_flags[0] holds, and any non-zero flag counts.
+TEST(ScanCpu, SegmentedFlagConventions) {
+  const std::vector<float> input{4, 1, 2, 5, 1};
+  EXPECT_ARRAY_EQ((std::vector<float>{4, 5, 2, 7, 1}), run_cpu(Scan::Segmented, input, {0, 0, -3, 0, 1000}));
+  EXPECT_ARRAY_EQ((std::vector<float>{4, 5, 2, 7, 1}), run_cpu(Scan::Segmented, input, {1, 0, 1, 0, 1}));
+}
+
+// With n = 0 the sequential versions write nothing.
+TEST(ScanCpu, ZeroLengthWritesNothing) {
+  float out = 7.0f;
+  inclusive_scan_cpu(nullptr, &out, 0);
+  exclusive_scan_cpu(nullptr, &out, 0);
+  segmented_inclusive_scan_cpu(nullptr, nullptr, &out, 0);
+  EXPECT_EQ(out, 7.0f);
+}
+
+// ---------------------------------------------------------------------------------
+// GPU: every size, several seeds and distributions.
+// ---------------------------------------------------------------------------------
+
+// Around warp (32), block (256 .. 4096 elements) and two-level (2^20) boundaries, and a
+// size large enough that a hierarchical scan with 2048-element blocks needs three levels.
+const int kSizes[] = {1, 31, 32, 33, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 65537,
+                      (1 << 20) + 1, (1 << 24) + 7};
+
+class InclusiveScanGpu : public lab::GpuTestWithParam<int> {};
+
+// inclusive_scan equals the sequential scan exactly, for signed and non-negative data.
+TEST_P(InclusiveScanGpu, MatchesCpu) {
+  const int n = GetParam();
+  for (int trial = 0; trial < trials_for(n); ++trial) {
+    const lab::Seed seed = lab::case_seed("inclusive_scan", 4ull * n + trial);
+    SCOPED_TRACE("n = " + std::to_string(n) + ", values in {-1, 0, 1}, " + lab::seed_note(seed));
+    check_exact(Scan::Inclusive, signed_data(n, seed));
+    if (small_data_max(n) > 0) {
+      SCOPED_TRACE("values in [0, " + std::to_string(small_data_max(n)) + "]");
+      check_exact(Scan::Inclusive, small_data(n, lab::derive_seed(seed, "small")));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, InclusiveScanGpu, ::testing::ValuesIn(kSizes), lab::size_name);
+
+class ExclusiveScanGpu : public lab::GpuTestWithParam<int> {};
+
+// exclusive_scan equals the sequential exclusive scan exactly (out[0] = 0).
+TEST_P(ExclusiveScanGpu, MatchesCpu) {
+  const int n = GetParam();
+  for (int trial = 0; trial < trials_for(n); ++trial) {
+    const lab::Seed seed = lab::case_seed("exclusive_scan", 4ull * n + trial);
+    SCOPED_TRACE("n = " + std::to_string(n) + ", values in {-1, 0, 1}, " + lab::seed_note(seed));
+    check_exact(Scan::Exclusive, signed_data(n, seed));
+    if (small_data_max(n) > 0) {
+      SCOPED_TRACE("values in [0, " + std::to_string(small_data_max(n)) + "]");
+      check_exact(Scan::Exclusive, small_data(n, lab::derive_seed(seed, "small")));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, ExclusiveScanGpu, ::testing::ValuesIn(kSizes), lab::size_name);
+
+class SegmentedScanGpu : public lab::GpuTestWithParam<int> {};
+
+// segmented_inclusive_scan equals the sequential version exactly for every head pattern.
+TEST_P(SegmentedScanGpu, MatchesCpu) {
+  const int n = GetParam();
+  for (Heads h : {Heads::Random, Heads::Sparse, Heads::All, Heads::None, Heads::OnlyFirst, Heads::Boundaries,
+                  Heads::NearBoundaries}) {
+    for (int trial = 0; trial < trials_for(n); ++trial) {
+      const lab::Seed seed = lab::case_seed("segmented_scan", 64ull * n + 8ull * static_cast<int>(h) + trial);
+      SCOPED_TRACE("n = " + std::to_string(n) + ", " + name_of(h) + ", values in {-1, 0, 1}, " +
+                   lab::seed_note(seed));
+      check_exact(Scan::Segmented, signed_data(n, seed), head_flags(h, n, lab::derive_seed(seed, "heads")));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, SegmentedScanGpu, ::testing::ValuesIn(kSizes), lab::size_name);
+
+using ScanGpuEdge = lab::GpuTest;
+
+// n = 0 launches nothing, writes nothing and raises no CUDA error.
+TEST_F(ScanGpuEdge, ZeroLengthDoesNothing) {
+  // A real scan first: an implementation that does nothing at all must not pass this test.
+  check_exact(Scan::Inclusive, {1, 2, 3, 2, 3, 1, 4, 5});
+  lab::DeviceBuffer<float> in(16), out(16);
+  lab::DeviceBuffer<int> flags(16);
+  in.poison(0);
+  flags.poison(0);
+  for (Scan s : {Scan::Inclusive, Scan::Exclusive, Scan::Segmented}) {
+    SCOPED_TRACE(name_of(s));
+    out.poison();
+    run_scan(s, in.data(), flags.data(), out.data(), 0);
+    LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    LAB_CUDA_CHECK(cudaGetLastError());
+    EXPECT_ARRAY_EQ(std::vector<unsigned>(16, 0xFFFFFFFFu), bits_of(out.download()));
+  }
+}
+
+// The lectures' tables, on the GPU (small enough to check by hand).
+TEST_F(ScanGpuEdge, LectureTables) {
+  const std::vector<float> input{1, 2, 1, 3, 1, 1, 3, 3, 2, 1, 2, 2};
+  check_exact(Scan::Inclusive, {1, 2, 3, 2, 3, 1, 4, 5});
+  check_exact(Scan::Inclusive, input);
+  check_exact(Scan::Exclusive, input);
+  check_exact(Scan::Segmented, input, {1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0});
+  check_exact(Scan::Exclusive, {3, 1, 7, 0, 4, 1, 6, 3});
+}
+
+// All ones: out[i] = i + 1 (inclusive) and i (exclusive), written down without the CPU
+// version; 3 * 2^20 + 5 < 2^24, so every value is exact.
+TEST_F(ScanGpuEdge, AllOnesCountIndices) {
+  const int n = 3 * (1 << 20) + 5;
+  const std::vector<float> ones(n, 1.0f);
+  std::vector<float> inclusive(n), exclusive(n);
+  for (int i = 0; i < n; ++i) {
+    inclusive[i] = static_cast<float>(i + 1);
+    exclusive[i] = static_cast<float>(i);
+  }
+  check_scan(Scan::Inclusive, ones, {}, inclusive);
+  check_scan(Scan::Exclusive, ones, {}, exclusive);
+  // One segment per 1000 elements: out[i] = i % 1000 + 1.
+  std::vector<int> flags(n, 0);
+  std::vector<float> segmented(n);
+  for (int i = 0; i < n; ++i) {
+    flags[i] = i % 1000 == 0 ? 1 : 0;
+    segmented[i] = static_cast<float>(i % 1000 + 1);
+  }
+  check_scan(Scan::Segmented, ones, flags, segmented);
+}
+
+// Pointers that are not 16-byte aligned (vector loads must fall back, not fault).
+TEST_F(ScanGpuEdge, UnalignedPointers) {
+  for (int n : {4099, 50001}) {
+    for (int offset = 1; offset < 4; ++offset) {
+      const lab::Seed seed = lab::case_seed("scan_unaligned", 4ull * n + offset);
+      SCOPED_TRACE("offset = " + std::to_string(offset) + " elements, n = " + std::to_string(n) + ", " +
+                   lab::seed_note(seed));
+      const std::vector<float> in = signed_data(n, seed);
+      check_exact(Scan::Inclusive, in, {}, offset);
+      check_exact(Scan::Exclusive, in, {}, offset);
+      check_exact(Scan::Segmented, in, head_flags(Heads::Random, n, lab::derive_seed(seed, "heads")), offset);
+    }
+  }
+}
+
+// Calls in a row with other sizes and data: nothing may carry over from the previous
+// call (counters or flags left in scratch memory, block sums of another size).
+TEST_F(ScanGpuEdge, RepeatedCallsAreIndependent) {
+  int round = 0;
+  for (int n : {(1 << 20) + 1, 1025, 3 * 4096 + 1, (1 << 20) + 1, 7}) {
+    ++round;
+    const lab::Seed seed = lab::case_seed("scan_repeated", static_cast<std::uint64_t>(round));
+    SCOPED_TRACE("call " + std::to_string(round) + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
+    const std::vector<float> in = small_data(n, seed);
+    check_exact(Scan::Inclusive, in);
+    check_exact(Scan::Exclusive, in);
+    check_exact(Scan::Segmented, in, head_flags(Heads::Sparse, n, lab::derive_seed(seed, "heads")));
+    check_exact(Scan::Inclusive, in);
+  }
+}
+
+// Arbitrary floats: the result may differ from the sequential loop in the last bits,
+// never by more than rounding allows. For k non-negative terms added in any order the
+// computed sum is within (k - 1) u / (1 - (k - 1) u) of the exact sum, relatively
+// (u = 2^-24); the expected value (exact, rounded once to float) adds u more. With
+// k <= n and n u <= 1/4 that is below 2 n u, the relative tolerance used here.
+TEST_F(ScanGpuEdge, ArbitraryFloatsWithinRoundingBound) {
+  for (int n : {1000, 4097, 40000}) {
+    const lab::Seed seed = lab::case_seed("scan_floats", static_cast<std::uint64_t>(n));
+    SCOPED_TRACE("n = " + std::to_string(n) + ", values uniform in [0, 1), " + lab::seed_note(seed));
+    const std::vector<float> in = lab::random_floats(n, 0.0f, 1.0f, seed);
+    const std::vector<int> flags = head_flags(Heads::Random, n, lab::derive_seed(seed, "heads"));
+    std::vector<float> inclusive(n), exclusive(n), segmented(n);
+    double sum = 0, segment_sum = 0;
+    for (int i = 0; i < n; ++i) {
+      exclusive[i] = static_cast<float>(sum);
+      sum += in[i];
+      inclusive[i] = static_cast<float>(sum);
+      segment_sum = (i == 0 || flags[i] != 0) ? in[i] : segment_sum + in[i];
+      segmented[i] = static_cast<float>(segment_sum);
+    }
+    const lab::Tolerance tol{0.0, 2.0 * n * std::ldexp(1.0, -24)};
+    check_scan(Scan::Inclusive, in, {}, inclusive, 0, tol);
+    check_scan(Scan::Exclusive, in, {}, exclusive, 0, tol);
+    check_scan(Scan::Segmented, in, flags, segmented, 0, tol);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,211 @@
+// Provided by the kit: do not edit. Times sort_keys and sort_pairs.
+//
+//   ./build/dev/bin/sort_bench                  default size 2^26 keys
+//   ./build/dev/bin/sort_bench --size 1000000   another size (at most 2^26)
+//   ./build/dev/bin/sort_bench --filter radix   only the candidates whose name contains "radix"
+//
+// Workloads (throughput in Gkeys/s = n / time; sorting has no simple hardware peak):
+//  1. sort_keys, n random 32-bit keys (graded), beside CUB's DeviceRadixSort::SortKeys;
+//  2. sort_pairs, the same keys with values = original positions, beside CUB SortPairs;
+//  3. sort_keys on few distinct keys (5 values), where comparison sorts and radix sorts
+//     behave differently;
+//  4. sort_keys and sort_pairs at n = 2^14, where every variant runs, the slow ones
+//     (odd-even transposition: one kernel launch per phase) included.
+// The sorts work in place, so before every timed call the unsorted keys are restored
+// from a pristine device copy, and after it the result is compared on the device with
+// the CPU's sort. CUB sorts between two buffers (a DoubleBuffer): when its result ends
+// in the second buffer, the timed call copies it back, as the in-place interface must.
+// The CPU version (std::sort / std::stable_sort) runs once at the large sizes: it takes
+// seconds there.
+#include <algorithm>
+#include <cstdio>
+#include <cub/cub.cuh>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "lab/bench.h"
+#include "lab/buffer.h"
+#include "sort.h"
+
+namespace {
+
+using KeysFn = decltype(sort_keys);
+using PairsFn = decltype(sort_pairs);
+
+// Restores dst from src on the device: the in-place sorts consume their input.
+void restore(lab::DeviceBuffer<unsigned>& dst, const lab::DeviceBuffer<unsigned>& src) {
+  LAB_CUDA_CHECK(cudaMemcpy(dst.data(), src.data(), src.bytes(), cudaMemcpyDeviceToDevice));
+}
+
+// Copies CUB's result back when it ended in the alternate buffer.
+void copy_back(unsigned* home, const unsigned* current, int n) {
+  if (current != home) {
+    LAB_CUDA_CHECK(
+        cudaMemcpyAsync(home, current, sizeof(unsigned) * static_cast<std::size_t>(n), cudaMemcpyDeviceToDevice, 0));
+  }
+}
+
+// Names of the registered variants (ours and the reference's) that are too slow for a
+// large n: see sort_variant_is_slow in sort.h.
+std::vector<std::string> slow_variants(const lab::bench::Harness& h, const char* function) {
+  std::vector<std::string> names;
+  auto add = [&](const lab::VariantRegistry& registry) {
+    for (const lab::Variant& v : registry.of(function)) {
+      if (sort_variant_is_slow(v.name)) names.push_back(v.name);
+    }
+  };
+  add(lab::local_variants());
+  if (h.reference().loaded()) add(*h.reference().registry());
+  return names;
+}
+
+// Times sort_keys on `input` (sorted: `expected`).
+void time_sort_keys(lab::bench::Harness& h, const std::string& name, bool graded, const std::vector<unsigned>& input,
+                    const std::vector<unsigned>& expected, bool run_slow_variants) {
+  const int n = static_cast<int>(input.size());
+  lab::DeviceBuffer<unsigned> keys(input.size()), pristine(input), d_expected(expected);
+  std::vector<unsigned> cpu_keys;
+
+  lab::bench::Workload w;
+  w.name = name;
+  w.function = "sort_keys";
+  w.graded = graded;
+  w.unit = "Gkeys/s";
+  w.amount = n;
+  w.prepare = [&] { restore(keys, pristine); };
+  w.check = [&] { return lab::bench::check_equal_device(d_expected.data(), keys.data(), input.size()); };
+  w.inputs_check = [&]() -> std::string {
+    return pristine.download() == input ? "" : "the saved copy of the unsorted keys changed";
+  };
+  w.cpu = [&] {
+    cpu_keys = input;
+    sort_keys_cpu(cpu_keys.data(), n);
+  };
+  w.cpu_max_runs = n > (1 << 22) ? 1 : 5;
+  if (!run_slow_variants) w.skip_variants = slow_variants(h, "sort_keys");
+  h.add_implementations<KeysFn>(w, "sort_keys", sort_keys, [&](KeysFn* fn) { return [&, fn] { fn(keys.data(), n); }; });
+
+  // CUB: scratch memory sized by a first query and allocated once, outside the timed call.
+  lab::DeviceBuffer<unsigned> cub_alt(input.size());
+  std::size_t temp_bytes = 0;
+  {
+    cub::DoubleBuffer<unsigned> buffers(keys.data(), cub_alt.data());
+    LAB_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, buffers, n));
+  }
+  lab::DeviceBuffer<unsigned char> cub_temp(std::max<std::size_t>(temp_bytes, 1));
+  h.add_candidate(w, {"CUB DeviceRadixSort::SortKeys", lab::bench::Role::Library,
+                      [&] {
+                        cub::DoubleBuffer<unsigned> buffers(keys.data(), cub_alt.data());
+                        std::size_t bytes = temp_bytes;
+                        LAB_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(cub_temp.data(), bytes, buffers, n));
+                        copy_back(keys.data(), buffers.Current(), n);
+                      },
+                      "CUB's radix sort (DoubleBuffer, result copied back when it ends in the other buffer)"});
+  h.run(w);
+}
+
+// Times sort_pairs on (input_keys, input_values) (stably sorted: expected_*).
+void time_sort_pairs(lab::bench::Harness& h, const std::string& name, const std::vector<unsigned>& input_keys,
+                     const std::vector<unsigned>& input_values, const std::vector<unsigned>& expected_keys,
+                     const std::vector<unsigned>& expected_values, bool run_slow_variants) {
+  const int n = static_cast<int>(input_keys.size());
+  lab::DeviceBuffer<unsigned> keys(input_keys.size()), values(input_keys.size());
+  lab::DeviceBuffer<unsigned> pristine_keys(input_keys), pristine_values(input_values);
+  lab::DeviceBuffer<unsigned> d_expected_keys(expected_keys), d_expected_values(expected_values);
+  std::vector<unsigned> cpu_keys, cpu_values;
+
+  lab::bench::Workload w;
+  w.name = name;
+  w.function = "sort_pairs";
+  w.unit = "Gkeys/s";
+  w.amount = n;
+  w.prepare = [&] {
+    restore(keys, pristine_keys);
+    restore(values, pristine_values);
+  };
+  w.check = [&]() -> std::string {
+    const std::string k = lab::bench::check_equal_device(d_expected_keys.data(), keys.data(), input_keys.size());
+    if (!k.empty()) return "keys: " + k;
+    const std::string v = lab::bench::check_equal_device(d_expected_values.data(), values.data(), input_keys.size());
+    if (!v.empty()) return "values: " + v + " (keys are right: is the sort stable?)";
+    return "";
+  };
+  w.inputs_check = [&]() -> std::string {
+    const bool same = pristine_keys.download() == input_keys && pristine_values.download() == input_values;
+    return same ? "" : "the saved copy of the unsorted pairs changed";
+  };
+  w.cpu = [&] {
+    cpu_keys = input_keys;
+    cpu_values = input_values;
+    sort_pairs_cpu(cpu_keys.data(), cpu_values.data(), n);
+  };
+  w.cpu_max_runs = n > (1 << 22) ? 1 : 5;
+  if (!run_slow_variants) w.skip_variants = slow_variants(h, "sort_pairs");
+  h.add_implementations<PairsFn>(w, "sort_pairs", sort_pairs,
+                                 [&](PairsFn* fn) { return [&, fn] { fn(keys.data(), values.data(), n); }; });
+
+  lab::DeviceBuffer<unsigned> cub_keys_alt(input_keys.size()), cub_values_alt(input_keys.size());
+  std::size_t temp_bytes = 0;
+  {
+    cub::DoubleBuffer<unsigned> k(keys.data(), cub_keys_alt.data()), v(values.data(), cub_values_alt.data());
+    LAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, k, v, n));
+  }
+  lab::DeviceBuffer<unsigned char> cub_temp(std::max<std::size_t>(temp_bytes, 1));
+  h.add_candidate(w, {"CUB DeviceRadixSort::SortPairs", lab::bench::Role::Library,
+                      [&] {
+                        cub::DoubleBuffer<unsigned> k(keys.data(), cub_keys_alt.data());
+                        cub::DoubleBuffer<unsigned> v(values.data(), cub_values_alt.data());
+                        std::size_t bytes = temp_bytes;
+                        LAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp.data(), bytes, k, v, n));
+                        copy_back(keys.data(), k.Current(), n);
+                        copy_back(values.data(), v.Current(), n);
+                      },
+                      "CUB's radix sort of pairs (DoubleBuffers, results copied back when needed)"});
+  h.run(w);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  lab::bench::Harness h("sort", argc, argv);
+  long long requested = h.size_or(kSortMaxN);
+  if (requested > kSortMaxN || requested < 1) {
+    std::printf("--size %lld is outside [1, %d]: using %d\n", requested, kSortMaxN, kSortMaxN);
+    requested = kSortMaxN;
+  }
+  const int n = static_cast<int>(requested);
+  const std::string size = " n=" + std::to_string(n);
+
+  // Random 32-bit keys; their stable sort with values = positions gives the expected
+  // result of both the keys workload and the pairs workload.
+  const std::vector<unsigned> keys = lab::random_uints(n, 0, lab::Distribution::Uniform, lab::case_seed("bench_keys"));
+  std::vector<unsigned> positions(keys.size());
+  std::iota(positions.begin(), positions.end(), 0u);
+  std::vector<unsigned> sorted_keys = keys, sorted_positions = positions;
+  sort_pairs_cpu(sorted_keys.data(), sorted_positions.data(), n);
+
+  time_sort_keys(h, "sort_keys" + size + " random 32-bit keys", true, keys, sorted_keys, false);
+  time_sort_pairs(h, "sort_pairs" + size + " random 32-bit keys, values = positions", keys, positions, sorted_keys,
+                  sorted_positions, false);
+
+  {
+    const std::vector<unsigned> few =
+        lab::random_uints(n, 0, lab::Distribution::FewUnique, lab::case_seed("bench_few_unique"));
+    std::vector<unsigned> few_sorted = few;
+    sort_keys_cpu(few_sorted.data(), n);
+    time_sort_keys(h, "sort_keys" + size + " few unique keys (5 values)", false, few, few_sorted, false);
+  }
+
+  // Small: every variant, the O(n^2) ones included.
+  const int small = std::min(n, 1 << 14);
+  const std::vector<unsigned> small_keys(keys.begin(), keys.begin() + small);
+  const std::vector<unsigned> small_positions(positions.begin(), positions.begin() + small);
+  std::vector<unsigned> small_sorted = small_keys, small_sorted_positions = small_positions;
+  sort_pairs_cpu(small_sorted.data(), small_sorted_positions.data(), small);
+  const std::string small_size = " n=" + std::to_string(small);
+  time_sort_keys(h, "sort_keys" + small_size + " (every variant)", false, small_keys, small_sorted, true);
+  time_sort_pairs(h, "sort_pairs" + small_size + " (every variant)", small_keys, small_positions, small_sorted,
+                  small_sorted_positions, true);
+  return h.finish();
+}

@@ -1,0 +1,532 @@
+// Provided by the kit: do not edit. Correctness tests of sort_keys and sort_pairs.
+//
+//   ./build/dev/bin/sort_test                               all tests
+//   ./build/dev/bin/sort_test --gtest_filter='SortCpu.*'    the lecture's examples, on the CPU
+//   ./build/dev/bin/sort_test --gtest_filter='*n_1025*'     one size
+//   ./build/dev/bin/sort_test --seed=7                      other random data
+//
+// Each GPU test: prepare keys (and values) and the expected result with the CPU sort,
+// surround the device arrays with guard words, run, then verify the result exactly (a
+// sorted order is unique, and for pairs so is the stable one) and that the guard words
+// are untouched. For sort_pairs the values are mostly the keys' original positions, so
+// a wrong order among equal keys (an unstable sort) shows as a wrong value.
+// SortVariantsGpu runs every variant you register as well: they must be right too.
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "lab/testing.h"
+#include "lab/variants.h"
+#include "sort.h"
+
+namespace {
+
+using KeysFn = void(unsigned*, int);
+using PairsFn = void(unsigned*, unsigned*, int);
+
+constexpr int kGuard = 64;  // guard words after each array
+constexpr unsigned char kGuardByte = 0xA5;
+constexpr unsigned kGuardWord = 0xA5A5A5A5u;  // neither 0 nor UINT_MAX, the usual padding
+
+std::vector<unsigned> slice(const std::vector<unsigned>& v, std::size_t first, std::size_t count) {
+  return std::vector<unsigned>(v.begin() + static_cast<std::ptrdiff_t>(first),
+                               v.begin() + static_cast<std::ptrdiff_t>(first + count));
+}
+
+std::vector<unsigned> positions(int n) {
+  std::vector<unsigned> v(static_cast<std::size_t>(n));
+  std::iota(v.begin(), v.end(), 0u);
+  return v;
+}
+
+std::vector<unsigned> uniform_keys(int n, lab::Seed seed, std::uint64_t range = 0) {
+  return lab::random_uints(static_cast<std::size_t>(n), range, lab::Distribution::Uniform, seed);
+}
+
+// A device copy of `data` starting `front` words into a buffer whose other words (the
+// `front` words before it and kGuard after it) hold kGuardWord.
+class GuardedArray {
+ public:
+  GuardedArray(const std::vector<unsigned>& data, int front)
+      : m_front(front), m_n(data.size()), m_buffer(static_cast<std::size_t>(front) + data.size() + kGuard) {
+    m_buffer.poison(kGuardByte);
+    if (!data.empty()) {
+      LAB_CUDA_CHECK(
+          cudaMemcpy(m_buffer.data() + front, data.data(), data.size() * sizeof(unsigned), cudaMemcpyHostToDevice));
+    }
+  }
+  unsigned* data() { return m_buffer.data() + m_front; }
+
+  // Expects the array to equal `expected` and the guard words to be intact.
+  void verify(const std::vector<unsigned>& expected, const std::string& name, const std::string& rule) const {
+    const std::vector<unsigned> all = m_buffer.download();
+    EXPECT_ARRAY_EQ(expected, slice(all, m_front, m_n)) << name << ": " << rule;
+    EXPECT_ARRAY_EQ(std::vector<unsigned>(m_front, kGuardWord), slice(all, 0, m_front))
+        << "the sort wrote before " << name << "[0]";
+    EXPECT_ARRAY_EQ(std::vector<unsigned>(kGuard, kGuardWord), slice(all, m_front + m_n, kGuard))
+        << "the sort wrote past " << name << "[n - 1]: only the n elements may be written "
+        << "(padding or sentinels copied back? a thread with index >= n writing?)";
+  }
+
+ private:
+  std::size_t m_front, m_n;
+  lab::DeviceBuffer<unsigned> m_buffer;
+};
+
+// Sorts a device copy of `keys` with `fn` and checks it against the CPU sort.
+void check_sort_keys(KeysFn* fn, const std::vector<unsigned>& keys, int front = 0) {
+  // Prepare: the expected result, and the keys on the device between guard words.
+  const int n = static_cast<int>(keys.size());
+  std::vector<unsigned> expected = keys;
+  sort_keys_cpu(expected.data(), n);
+  GuardedArray d_keys(keys, front);
+
+  // Run.
+  fn(d_keys.data(), n);
+  LAB_CUDA_CHECK(cudaDeviceSynchronize());
+
+  // Verify.
+  d_keys.verify(expected, "keys", "keys[i] must be the (i+1)-th smallest input key");
+}
+
+// Sorts device copies of (keys, values) with `fn` and checks them against the CPU's stable sort.
+void check_sort_pairs(PairsFn* fn, const std::vector<unsigned>& keys, const std::vector<unsigned>& values,
+                      int front = 0) {
+  // Prepare.
+  const int n = static_cast<int>(keys.size());
+  std::vector<unsigned> expected_keys = keys, expected_values = values;
+  sort_pairs_cpu(expected_keys.data(), expected_values.data(), n);
+  GuardedArray d_keys(keys, front), d_values(values, front);
+
+  // Run.
+  fn(d_keys.data(), d_values.data(), n);
+  LAB_CUDA_CHECK(cudaDeviceSynchronize());
+
+  // Verify.
+  d_keys.verify(expected_keys, "keys", "keys must come out ascending");
+  d_values.verify(expected_values, "values",
+                  "each value must move with its key, and pairs with equal keys must keep their input "
+                  "order (a stable sort)");
+}
+
+// True when v changes direction at most once, counted around the circle (a circular
+// shift of a bitonic sequence is bitonic too): at most two changes going all the way round.
+bool is_bitonic(const std::vector<unsigned>& v) {
+  const std::size_t n = v.size();
+  int changes = 0, direction = 0;
+  // The first lap only finds the direction on arrival at v[0]; the second one counts.
+  for (std::size_t i = 0; i < 2 * n; ++i) {
+    const unsigned a = v[i % n], b = v[(i + 1) % n];
+    const int d = a < b ? 1 : (a > b ? -1 : 0);
+    if (d == 0) continue;
+    if (i >= n && direction != 0 && d != direction) ++changes;
+    direction = d;
+  }
+  return changes <= 2;
+}
+
+// ---------------------------------------------------------------- CPU: lecture 8 ----
+
+// The lecture's odd-even transposition table, row by row: 5 3 1 2 4 sorted in 4 phases.
+TEST(SortCpu, OddEvenTranspositionLectureTable) {
+  std::vector<unsigned> keys{5, 3, 1, 2, 4};
+  const std::vector<std::vector<unsigned>> rows{{3, 5, 1, 2, 4}, {3, 1, 5, 2, 4}, {1, 3, 2, 5, 4}, {1, 2, 3, 4, 5}};
+  for (int phase = 0; phase < 4; ++phase) {
+    SCOPED_TRACE("after phase " + std::to_string(phase));
+    odd_even_phase_cpu(keys.data(), 5, phase);
+    EXPECT_EQ(keys, rows[phase]);
+  }
+  std::vector<unsigned> again{5, 3, 1, 2, 4};
+  odd_even_transposition_sort_cpu(again.data(), 5);
+  EXPECT_EQ(again, (std::vector<unsigned>{1, 2, 3, 4, 5}));
+}
+
+// n phases are enough for any input, the reversed one (the worst case) included.
+TEST(SortCpu, OddEvenTranspositionSortsInNPhases) {
+  for (int n : {1, 2, 3, 8, 31, 100}) {
+    const lab::Seed seed = lab::case_seed("odd_even_cpu", n);
+    SCOPED_TRACE("n = " + std::to_string(n) + ", " + lab::seed_note(seed));
+    for (auto d : {lab::Distribution::Uniform, lab::Distribution::Reversed, lab::Distribution::FewUnique}) {
+      std::vector<unsigned> keys = lab::random_uints(n, 1000, d, seed), expected = keys;
+      std::sort(expected.begin(), expected.end());
+      odd_even_transposition_sort_cpu(keys.data(), n);
+      EXPECT_EQ(keys, expected) << lab::to_string(d);
+    }
+  }
+}
+
+// The lecture's merge: 1 4 7 9 and 2 5 6 8.
+TEST(SortCpu, MergeLectureExample) {
+  const std::vector<unsigned> a{1, 4, 7, 9}, b{2, 5, 6, 8};
+  std::vector<unsigned> out(8, 0);
+  merge_cpu(a.data(), 4, b.data(), 4, out.data());
+  EXPECT_EQ(out, (std::vector<unsigned>{1, 2, 4, 5, 6, 7, 8, 9}));
+}
+
+// The lecture's scatter address: A[2] = 7 is at 2 in A and would be inserted at 3 in B,
+// so the merge puts it at 2 + 3 = 5 (what one thread per element computes).
+TEST(SortCpu, MergeScatterAddressLectureExample) {
+  const std::vector<unsigned> a{1, 4, 7, 9}, b{2, 5, 6, 8};
+  const auto in_b = std::lower_bound(b.begin(), b.end(), a[2]) - b.begin();
+  EXPECT_EQ(in_b, 3);
+  std::vector<unsigned> out(8, 0);
+  merge_cpu(a.data(), 4, b.data(), 4, out.data());
+  EXPECT_EQ(out[2 + in_b], 7u);
+}
+
+// The lecture's bitonic sequences, and the split that halves them: every key of the
+// lower half <= every key of the upper half, and both halves are bitonic again.
+TEST(SortCpu, BitonicSplitLectureSequences) {
+  for (const std::vector<unsigned>& sequence :
+       {std::vector<unsigned>{15, 12, 5, 2, 1, 4, 8, 16}, std::vector<unsigned>{1, 4, 8, 16, 15, 12, 5, 2}}) {
+    ASSERT_TRUE(is_bitonic(sequence));
+    std::vector<unsigned> keys = sequence;
+    bitonic_split_cpu(keys.data(), 8);
+    EXPECT_EQ(keys, (std::vector<unsigned>{1, 4, 5, 2, 15, 12, 8, 16}));
+    const std::vector<unsigned> lower(keys.begin(), keys.begin() + 4), upper(keys.begin() + 4, keys.end());
+    EXPECT_LE(*std::max_element(lower.begin(), lower.end()), *std::min_element(upper.begin(), upper.end()));
+    EXPECT_TRUE(is_bitonic(lower));
+    EXPECT_TRUE(is_bitonic(upper));
+  }
+  EXPECT_FALSE(is_bitonic({1, 4, 2, 5, 3, 6, 0, 7}));
+}
+
+// The whole bitonic network sorts every power-of-two size.
+TEST(SortCpu, BitonicNetworkSorts) {
+  std::vector<unsigned> lecture{15, 12, 5, 2, 1, 4, 8, 16};
+  bitonic_sort_cpu(lecture.data(), 8);
+  EXPECT_EQ(lecture, (std::vector<unsigned>{1, 2, 4, 5, 8, 12, 15, 16}));
+  for (int n = 2; n <= 1024; n *= 2) {
+    const lab::Seed seed = lab::case_seed("bitonic_cpu", n);
+    SCOPED_TRACE("n = " + std::to_string(n) + ", " + lab::seed_note(seed));
+    std::vector<unsigned> keys = uniform_keys(n, seed, 50), expected = keys;
+    std::sort(expected.begin(), expected.end());
+    bitonic_sort_cpu(keys.data(), n);
+    EXPECT_EQ(keys, expected);
+  }
+}
+
+// The lecture's split on the least significant bit: 0 5 2 7 1 3 6 4 -> 0 2 6 4 5 7 1 3.
+TEST(SortCpu, RadixSplitLectureExample) {
+  const std::vector<unsigned> in{0, 5, 2, 7, 1, 3, 6, 4};
+  std::vector<unsigned> out(8, 99);
+  radix_split_cpu(in.data(), out.data(), 8, 0);
+  EXPECT_EQ(out, (std::vector<unsigned>{0, 2, 6, 4, 5, 7, 1, 3}));
+}
+
+// Stable splits on bits 0, 1, 2, … in turn sort: the lecture's example in three splits,
+// and random 32-bit keys in 32.
+TEST(SortCpu, RadixSplitsOnEveryBitSort) {
+  std::vector<unsigned> a{0, 5, 2, 7, 1, 3, 6, 4}, b(8);
+  radix_split_cpu(a.data(), b.data(), 8, 0);
+  radix_split_cpu(b.data(), a.data(), 8, 1);
+  EXPECT_EQ(a, (std::vector<unsigned>{0, 4, 5, 1, 2, 6, 7, 3}));
+  radix_split_cpu(a.data(), b.data(), 8, 2);
+  EXPECT_EQ(b, (std::vector<unsigned>{0, 1, 2, 3, 4, 5, 6, 7}));
+
+  const lab::Seed seed = lab::case_seed("radix_cpu");
+  SCOPED_TRACE(lab::seed_note(seed));
+  std::vector<unsigned> keys = uniform_keys(1000, seed), other(1000), expected = keys;
+  std::sort(expected.begin(), expected.end());
+  for (int bit = 0; bit < 32; ++bit) {
+    radix_split_cpu(keys.data(), other.data(), 1000, bit);
+    keys.swap(other);
+  }
+  EXPECT_EQ(keys, expected);
+}
+
+// The golden sort_pairs keeps equal keys in their input order.
+TEST(SortCpu, SortPairsIsStable) {
+  std::vector<unsigned> keys{3, 1, 3, 1, 2}, values{0, 1, 2, 3, 4};
+  sort_pairs_cpu(keys.data(), values.data(), 5);
+  EXPECT_EQ(keys, (std::vector<unsigned>{1, 1, 2, 3, 3}));
+  EXPECT_EQ(values, (std::vector<unsigned>{1, 3, 4, 0, 2}));
+}
+
+// n = 0 touches nothing.
+TEST(SortCpu, ZeroLengthDoesNothing) {
+  unsigned key = 7, value = 8;
+  sort_keys_cpu(&key, 0);
+  sort_pairs_cpu(&key, &value, 0);
+  odd_even_transposition_sort_cpu(&key, 0);
+  EXPECT_EQ(key, 7u);
+  EXPECT_EQ(value, 8u);
+}
+
+// ---------------------------------------------------------------- GPU: sort_keys ----
+
+// Warp and block boundaries, powers of two and one off, a tile boundary of 2048 and 4096,
+// and two large sizes; full 32-bit random keys.
+const int kMedium = (1 << 20) + 1, kLarge = 1 << 24;
+const std::vector<int> kSizes{1, 2, 31, 32, 33, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, kMedium, kLarge};
+
+class SortKeysGpu : public lab::GpuTestWithParam<int> {};
+
+// Random keys over the full 32-bit range (the top bit included).
+TEST_P(SortKeysGpu, MatchesCpu) {
+  const int n = GetParam();
+  const int trials = n <= (1 << 20) ? 2 : 1;
+  for (int trial = 0; trial < trials; ++trial) {
+    const lab::Seed seed = lab::case_seed("sort_keys", 2ull * n + trial);
+    SCOPED_TRACE("n = " + std::to_string(n) + ", " + lab::seed_note(seed));
+    check_sort_keys(sort_keys, uniform_keys(n, seed));
+  }
+}
+
+// Keys in [0, 16): many equal keys, and every high bit zero.
+TEST_P(SortKeysGpu, SmallKeyRange) {
+  const int n = GetParam();
+  const lab::Seed seed = lab::case_seed("sort_keys_small_range", n);
+  SCOPED_TRACE("n = " + std::to_string(n) + ", keys in [0, 16), " + lab::seed_note(seed));
+  check_sort_keys(sort_keys, uniform_keys(n, seed, 16));
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, SortKeysGpu, ::testing::ValuesIn(kSizes), lab::size_name);
+
+std::string distribution_name(const ::testing::TestParamInfo<lab::Distribution>& info) {
+  return lab::to_string(info.param);
+}
+
+class SortKeysDistributions : public lab::GpuTestWithParam<lab::Distribution> {};
+
+// Each shape of data over the full 32-bit range, at a size that is no power of two.
+TEST_P(SortKeysDistributions, MatchesCpu) {
+  for (int n : {100003, (1 << 20) + 1}) {
+    const lab::Seed seed = lab::case_seed(std::string("sort_keys_") + lab::to_string(GetParam()), n);
+    SCOPED_TRACE("n = " + std::to_string(n) + ", " + lab::to_string(GetParam()) + ", " + lab::seed_note(seed));
+    check_sort_keys(sort_keys, lab::random_uints(n, 0, GetParam(), seed));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SortKeysDistributions, ::testing::ValuesIn(lab::all_distributions()),
+                         distribution_name);
+
+using SortKeysGpuEdge = lab::GpuTest;
+
+// n = 0 writes nothing and raises no CUDA error, with a real pointer or a null one.
+TEST_F(SortKeysGpuEdge, ZeroLengthDoesNothing) {
+  GuardedArray keys({}, 8);
+  sort_keys(keys.data(), 0);
+  sort_keys(nullptr, 0);
+  LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  LAB_CUDA_CHECK(cudaGetLastError());
+  keys.verify({}, "keys", "");
+}
+
+// Keys that differ only in the top bit: a sort that treats keys as signed, or skips the
+// last digit, gets these wrong.
+TEST_F(SortKeysGpuEdge, TopBitMatters) {
+  check_sort_keys(sort_keys, {0x80000000u, 0x7FFFFFFFu, 0xFFFFFFFFu, 0u, 1u, 0x80000001u, 0xFFFFFFFEu, 2u});
+  const lab::Seed seed = lab::case_seed("sort_keys_top_bit");
+  SCOPED_TRACE(lab::seed_note(seed));
+  std::vector<unsigned> keys = uniform_keys(70001, seed, 4);
+  for (unsigned& k : keys) k = ((k & 1u) << 31) | (k >> 1);  // top bit and bit 0 random, the rest zero
+  check_sort_keys(sort_keys, keys);
+}
+
+// Many keys equal to 0 and to UINT_MAX, at a size that is no power of two: UINT_MAX is
+// the usual padding value, which must not leak into the result or replace a key.
+TEST_F(SortKeysGpuEdge, ExtremeValues) {
+  const lab::Seed seed = lab::case_seed("sort_keys_extremes");
+  SCOPED_TRACE(lab::seed_note(seed));
+  std::vector<unsigned> keys = uniform_keys(6001, seed, 3);
+  for (unsigned& k : keys) k = k == 0 ? 0u : (k == 1 ? 0xFFFFFFFFu : 0x12345678u);
+  check_sort_keys(sort_keys, keys);
+}
+
+// Each key one bit (or all but one bit): every digit position has to be sorted.
+TEST_F(SortKeysGpuEdge, EveryBitPosition) {
+  std::vector<unsigned> keys;
+  for (int copy = 0; copy < 40; ++copy) {
+    for (int bit = 31; bit >= 0; --bit) {
+      keys.push_back(1u << bit);
+      keys.push_back(~(1u << bit));
+    }
+  }
+  check_sort_keys(sort_keys, keys);
+}
+
+// Arrays that start 1, 2 or 3 words past a 16-byte boundary (vector loads must not fault).
+TEST_F(SortKeysGpuEdge, UnalignedPointer) {
+  for (int front = 1; front < 4; ++front) {
+    const lab::Seed seed = lab::case_seed("sort_keys_unaligned", front);
+    SCOPED_TRACE("keys start " + std::to_string(front) + " words in, n = 10007, " + lab::seed_note(seed));
+    check_sort_keys(sort_keys, uniform_keys(10007, seed), front);
+  }
+}
+
+// Calls of different sizes one after the other: scratch memory reused from an earlier
+// call must not leak its contents (e.g. histograms that are not rewritten).
+TEST_F(SortKeysGpuEdge, RepeatedCallsOfDifferentSizes) {
+  int call = 0;
+  for (int n : {(1 << 20) + 1, 33, 5000, 1, (1 << 20) + 1, 4097}) {
+    const lab::Seed seed = lab::case_seed("sort_keys_repeated", call++);
+    SCOPED_TRACE("call " + std::to_string(call) + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
+    check_sort_keys(sort_keys, uniform_keys(n, seed));
+  }
+}
+
+// Sorting sorted keys again leaves them as they are.
+TEST_F(SortKeysGpuEdge, SortingTwiceChangesNothing) {
+  const lab::Seed seed = lab::case_seed("sort_keys_twice");
+  SCOPED_TRACE(lab::seed_note(seed));
+  const std::vector<unsigned> keys = uniform_keys(300007, seed);
+  std::vector<unsigned> expected = keys;
+  sort_keys_cpu(expected.data(), static_cast<int>(expected.size()));
+  GuardedArray d_keys(keys, 0);
+  sort_keys(d_keys.data(), static_cast<int>(keys.size()));
+  sort_keys(d_keys.data(), static_cast<int>(keys.size()));
+  LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  d_keys.verify(expected, "keys", "the second call must leave sorted keys sorted");
+}
+
+// --------------------------------------------------------------- GPU: sort_pairs ----
+
+class SortPairsGpu : public lab::GpuTestWithParam<int> {};
+
+// Random 32-bit keys; values are the original positions.
+TEST_P(SortPairsGpu, MatchesStableCpuSort) {
+  const int n = GetParam();
+  const lab::Seed seed = lab::case_seed("sort_pairs", n);
+  SCOPED_TRACE("n = " + std::to_string(n) + ", values = original positions, " + lab::seed_note(seed));
+  check_sort_pairs(sort_pairs, uniform_keys(n, seed), positions(n));
+}
+
+// Keys in [0, 8): long runs of equal keys, whose values must keep their input order.
+TEST_P(SortPairsGpu, StableWithManyEqualKeys) {
+  const int n = GetParam();
+  const lab::Seed seed = lab::case_seed("sort_pairs_equal_keys", n);
+  SCOPED_TRACE("n = " + std::to_string(n) + ", keys in [0, 8), values = original positions, " + lab::seed_note(seed));
+  check_sort_pairs(sort_pairs, uniform_keys(n, seed, 8), positions(n));
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, SortPairsGpu, ::testing::ValuesIn(kSizes), lab::size_name);
+
+class SortPairsDistributions : public lab::GpuTestWithParam<lab::Distribution> {};
+
+// Each shape of data; values are the original positions.
+TEST_P(SortPairsDistributions, MatchesStableCpuSort) {
+  const int n = 100003;
+  const lab::Seed seed = lab::case_seed(std::string("sort_pairs_") + lab::to_string(GetParam()), n);
+  SCOPED_TRACE("n = " + std::to_string(n) + ", " + lab::to_string(GetParam()) + ", " + lab::seed_note(seed));
+  check_sort_pairs(sort_pairs, lab::random_uints(n, 0, GetParam(), seed), positions(n));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SortPairsDistributions, ::testing::ValuesIn(lab::all_distributions()),
+                         distribution_name);
+
+using SortPairsGpuEdge = lab::GpuTest;
+
+// n = 0 writes nothing and raises no CUDA error.
+TEST_F(SortPairsGpuEdge, ZeroLengthDoesNothing) {
+  GuardedArray keys({}, 8), values({}, 8);
+  sort_pairs(keys.data(), values.data(), 0);
+  sort_pairs(nullptr, nullptr, 0);
+  LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  LAB_CUDA_CHECK(cudaGetLastError());
+  keys.verify({}, "keys", "");
+  values.verify({}, "values", "");
+}
+
+// Values that are not positions (random 32-bit words) are moved, not recomputed.
+TEST_F(SortPairsGpuEdge, ArbitraryValuesMoveWithTheirKeys) {
+  const lab::Seed seed = lab::case_seed("sort_pairs_values");
+  SCOPED_TRACE("n = 50001, " + lab::seed_note(seed));
+  check_sort_pairs(sort_pairs, lab::random_uints(50001, 0, lab::Distribution::FewUnique, seed),
+                   uniform_keys(50001, lab::derive_seed(seed, "values")));
+}
+
+// All keys equal: the values must come out exactly as they went in.
+TEST_F(SortPairsGpuEdge, EqualKeysKeepTheirOrder) {
+  const int n = 12345;
+  check_sort_pairs(sort_pairs, std::vector<unsigned>(n, 0xFFFFFFFFu), positions(n));
+  check_sort_pairs(sort_pairs, std::vector<unsigned>(n, 0u), positions(n));
+}
+
+// Keys that differ only in the top bit (and bit 0), values the positions.
+TEST_F(SortPairsGpuEdge, TopBitMatters) {
+  const lab::Seed seed = lab::case_seed("sort_pairs_top_bit");
+  SCOPED_TRACE(lab::seed_note(seed));
+  std::vector<unsigned> keys = uniform_keys(70001, seed, 4);
+  for (unsigned& k : keys) k = ((k & 1u) << 31) | (k >> 1);
+  check_sort_pairs(sort_pairs, keys, positions(70001));
+}
+
+// Arrays that start 1, 2 or 3 words past a 16-byte boundary.
+TEST_F(SortPairsGpuEdge, UnalignedPointers) {
+  for (int front = 1; front < 4; ++front) {
+    const lab::Seed seed = lab::case_seed("sort_pairs_unaligned", front);
+    SCOPED_TRACE("arrays start " + std::to_string(front) + " words in, n = 10007, " + lab::seed_note(seed));
+    check_sort_pairs(sort_pairs, uniform_keys(10007, seed, 1000), positions(10007), front);
+  }
+}
+
+// Calls of different sizes one after the other reuse scratch memory safely.
+TEST_F(SortPairsGpuEdge, RepeatedCallsOfDifferentSizes) {
+  int call = 0;
+  for (int n : {(1 << 20) + 1, 33, 5000, 1, (1 << 20) + 1}) {
+    const lab::Seed seed = lab::case_seed("sort_pairs_repeated", call++);
+    SCOPED_TRACE("call " + std::to_string(call) + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
+    check_sort_pairs(sort_pairs, uniform_keys(n, seed, 1u << 12), positions(n));
+  }
+}
+
+// ------------------------------------------------------- GPU: registered variants ----
+
+// The variants registered (LAB_REGISTER_VARIANT) besides the interface function itself.
+std::vector<lab::Variant> extra_variants(const char* function) {
+  std::vector<lab::Variant> out;
+  for (const lab::Variant& v : lab::local_variants().of(function)) {
+    if (v.name != "default") out.push_back(v);
+  }
+  return out;
+}
+
+class SortVariantsGpu : public lab::GpuTestWithParam<int> {};
+
+// Every registered variant of sort_keys at small sizes (the slow ones too).
+TEST_P(SortVariantsGpu, KeysEveryVariant) {
+  const int n = GetParam();
+  for (const lab::Variant& v : extra_variants("sort_keys")) {
+    const lab::Seed seed = lab::case_seed("sort_keys_variant", n);
+    SCOPED_TRACE("variant " + v.name + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
+    check_sort_keys(reinterpret_cast<KeysFn*>(v.fn), uniform_keys(n, seed));
+    check_sort_keys(reinterpret_cast<KeysFn*>(v.fn), uniform_keys(n, lab::derive_seed(seed, "few"), 5));
+  }
+}
+
+// Every registered variant of sort_pairs at small sizes: stable, values moved.
+TEST_P(SortVariantsGpu, PairsEveryVariant) {
+  const int n = GetParam();
+  for (const lab::Variant& v : extra_variants("sort_pairs")) {
+    const lab::Seed seed = lab::case_seed("sort_pairs_variant", n);
+    SCOPED_TRACE("variant " + v.name + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
+    check_sort_pairs(reinterpret_cast<PairsFn*>(v.fn), uniform_keys(n, seed), positions(n));
+    check_sort_pairs(reinterpret_cast<PairsFn*>(v.fn), uniform_keys(n, lab::derive_seed(seed, "few"), 5), positions(n));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, SortVariantsGpu, ::testing::Values(1, 2, 33, 1025, 2048, 2049, 4097), lab::size_name);
+
+using SortVariantsGpuLarge = lab::GpuTest;
+
+// Every registered variant that is not slow (see sort_variant_is_slow) at n = 2^20 + 1.
+TEST_F(SortVariantsGpuLarge, EveryFastVariant) {
+  const int n = (1 << 20) + 1;
+  const lab::Seed seed = lab::case_seed("sort_variant_large");
+  const std::vector<unsigned> keys = uniform_keys(n, seed), few = uniform_keys(n, lab::derive_seed(seed, "few"), 5);
+  for (const lab::Variant& v : extra_variants("sort_keys")) {
+    if (sort_variant_is_slow(v.name)) continue;
+    SCOPED_TRACE("sort_keys variant " + v.name + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
+    check_sort_keys(reinterpret_cast<KeysFn*>(v.fn), keys);
+  }
+  for (const lab::Variant& v : extra_variants("sort_pairs")) {
+    if (sort_variant_is_slow(v.name)) continue;
+    SCOPED_TRACE("sort_pairs variant " + v.name + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
+    check_sort_pairs(reinterpret_cast<PairsFn*>(v.fn), few, positions(n));
+  }
+}
+
+}  // namespace

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 import os
 import secrets
 import sys
@@ -19,6 +20,15 @@ from grader.config import COURSE_LABS, ConfigError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 SEED_LIMIT = 2**64
+
+# `python3 -m grader <command> ...`: commands other than grading live in their own
+# modules, each with `main(argv) -> int` (argv without the command word).
+SUBCOMMANDS = {
+    "export": "grader.export",    # write the student template repository
+    "package": "grader.package",  # package the compiled reference libraries
+    "batch": "grader.batch",      # grade a roster of submissions into a gradebook
+    "report": "grader.formats",   # turn a JSON report into Markdown, JUnit, Classroom, Gradescope
+}
 
 
 class UsageError(Exception):
@@ -69,6 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the grader; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(SUBCOMMANDS[argv[0]])
+        except ModuleNotFoundError:
+            print(f"grader: error: the '{argv[0]}' command is not part of this copy of the kit", file=sys.stderr)
+            return EXIT_USAGE
+        return int(module.main(argv[1:]))
     try:
         args = build_parser().parse_args(argv)
         options, labs = resolve(args)

@@ -10,7 +10,8 @@
 // sorted order is unique, and for pairs so is the stable one) and that the guard words
 // are untouched. For sort_pairs the values are mostly the keys' original positions, so
 // a wrong order among equal keys (an unstable sort) shows as a wrong value.
-// SortVariantsGpu runs every variant you register as well: they must be right too.
+// SortVariantsGpu runs sort_keys and sort_pairs and every variant you register: they
+// must be right too.
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -75,12 +76,23 @@ class GuardedArray {
   lab::DeviceBuffer<unsigned> m_buffer;
 };
 
+// Unsorted keys for the warm-up call of tests whose own input is already in order.
+std::vector<unsigned> unsorted_keys() {
+  return lab::random_uints(1000, 0, lab::Distribution::Uniform, lab::case_seed("sort_unsorted_warmup"));
+}
+
 // Sorts a device copy of `keys` with `fn` and checks it against the CPU sort.
 void check_sort_keys(KeysFn* fn, const std::vector<unsigned>& keys, int front = 0) {
   // Prepare: the expected result, and the keys on the device between guard words.
   const int n = static_cast<int>(keys.size());
   std::vector<unsigned> expected = keys;
   sort_keys_cpu(expected.data(), n);
+  if (expected == keys) {
+    // Input already in order: a sort that does nothing would pass, so it must also
+    // sort unsorted keys to earn this test.
+    SCOPED_TRACE("first, 1000 unsorted keys (this test's own input is already sorted)");
+    check_sort_keys(fn, unsorted_keys());
+  }
   GuardedArray d_keys(keys, front);
 
   // Run.
@@ -98,6 +110,12 @@ void check_sort_pairs(PairsFn* fn, const std::vector<unsigned>& keys, const std:
   const int n = static_cast<int>(keys.size());
   std::vector<unsigned> expected_keys = keys, expected_values = values;
   sort_pairs_cpu(expected_keys.data(), expected_values.data(), n);
+  if (expected_keys == keys && expected_values == values) {
+    // Input already in order: a sort that does nothing would pass (see check_sort_keys).
+    SCOPED_TRACE("first, 1000 unsorted pairs (this test's own input is already sorted)");
+    const std::vector<unsigned> unsorted = unsorted_keys();
+    check_sort_pairs(fn, unsorted, positions(static_cast<int>(unsorted.size())));
+  }
   GuardedArray d_keys(keys, front), d_values(values, front);
 
   // Run.
@@ -307,6 +325,7 @@ using SortKeysGpuEdge = lab::GpuTest;
 
 // n = 0 writes nothing and raises no CUDA error, with a real pointer or a null one.
 TEST_F(SortKeysGpuEdge, ZeroLengthDoesNothing) {
+  check_sort_keys(sort_keys, unsorted_keys());  // a sort that does nothing must not earn this test
   GuardedArray keys({}, 8);
   sort_keys(keys.data(), 0);
   sort_keys(nullptr, 0);
@@ -421,6 +440,7 @@ using SortPairsGpuEdge = lab::GpuTest;
 
 // n = 0 writes nothing and raises no CUDA error.
 TEST_F(SortPairsGpuEdge, ZeroLengthDoesNothing) {
+  check_sort_pairs(sort_pairs, unsorted_keys(), positions(1000));  // a real sort first (see above)
   GuardedArray keys({}, 8), values({}, 8);
   sort_pairs(keys.data(), values.data(), 0);
   sort_pairs(nullptr, nullptr, 0);
@@ -475,12 +495,12 @@ TEST_F(SortPairsGpuEdge, RepeatedCallsOfDifferentSizes) {
 
 // ------------------------------------------------------- GPU: registered variants ----
 
-// The variants registered (LAB_REGISTER_VARIANT) besides the interface function itself.
+// Every registered variant (LAB_REGISTER_VARIANT), the interface function itself
+// ("default") included, so these tests never pass without running a sort.
 std::vector<lab::Variant> extra_variants(const char* function) {
-  std::vector<lab::Variant> out;
-  for (const lab::Variant& v : lab::local_variants().of(function)) {
-    if (v.name != "default") out.push_back(v);
-  }
+  std::vector<lab::Variant> out = lab::local_variants().of(function);
+  if (out.empty()) ADD_FAILURE() << "no variant of " << function << " is registered: the kit registers "
+                                 << function << " itself as \"default\"; was the lab built with add_lab()?";
   return out;
 }
 

@@ -1,0 +1,228 @@
+// Provided by the kit: do not edit. Times coulomb_slice and coulomb_slice_cutoff.
+//
+//   ./build/dev/bin/electrostatics_bench              all three workloads
+//   ./build/dev/bin/electrostatics_bench --size 1024  a 1024 x 1024 graded grid
+//
+// Workloads (throughput in G atom-point evaluations per second, Gevals/s):
+//  1. (graded) direct summation, a 2048 x 2048 grid of 0.5 A spacing (1024 A square,
+//     slice z = 0) and 4000 atoms spread over it in a slab z in [-10, 10) A, charges
+//     uniform in [-1, 1] e. amount = nx * ny * natoms, peak = the reciprocal square
+//     roots the special-function units can deliver (16 per SM per clock).
+//  2. the same atoms on a 256 x 256 corner of that grid: small enough to time the
+//     sequential version (sdkTimer, about a second), for the speedup over the CPU.
+//  3. cutoff summation: 100 000 atoms uniform in a 256 A x 256 A x 24 A slab (density
+//     0.064 atoms per cubic A, about that of a protein), the slice through its middle
+//     (z = 12 A) on a 512 x 512 grid of 0.5 A, cutoff 12 A. Throughput counts
+//     nx * ny * natoms evaluations, as if every pair were computed, so the cutoff kernels
+//     and the direct summation ("direct", timed on the same problem in the library row)
+//     compare directly: the "x lib" column is each kernel's speedup over the direct sum.
+// Every timed output is checked on the host against a double-precision result computed
+// once on the GPU, point by point within coulomb_tolerance() (plus, with a cutoff, the
+// atoms within kCutoffAmbiguity of r = cutoff, which may count either way).
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "electrostatics.h"
+#include "lab/bench.h"
+#include "lab/buffer.h"
+
+namespace {
+
+// The exact potential (double) and, per point, the sums coulomb_tolerance needs.
+__global__ void exact_kernel(const float4* __restrict__ atoms, int natoms, int nx, int ny, float spacing, float z,
+                             double cutoff, double ambiguity, double* __restrict__ out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i >= nx || j >= ny) return;
+  const double x = static_cast<double>(spacing) * i, y = static_cast<double>(spacing) * j;
+  double sum = 0, s1 = 0, s2 = 0, terms = 0, either_way = 0;
+  for (int n = 0; n < natoms; ++n) {
+    const float4 a = atoms[n];
+    const double dx = x - a.x, dy = y - a.y, dz = static_cast<double>(z) - a.z;
+    const double r2 = dx * dx + dy * dy + dz * dz, inv_r = rsqrt(r2), r = r2 * inv_r;
+    if (r < cutoff) {
+      sum += a.w * inv_r;
+      s1 += fabs(a.w) * inv_r;
+      s2 += fabs(a.w) * inv_r * inv_r;
+      terms += 1;
+    }
+    if (fabs(r - cutoff) < ambiguity) either_way += fabs(a.w) * inv_r;
+  }
+  const std::size_t k = static_cast<std::size_t>(j) * nx + i, points = static_cast<std::size_t>(nx) * ny;
+  out[k] = sum;
+  out[points + k] = s1;
+  out[2 * points + k] = s2;
+  out[3 * points + k] = terms;
+  out[4 * points + k] = either_way;
+}
+
+// The exact grid and the allowed error of every point, and the check of a result.
+struct Exact {
+  int nx = 0, ny = 0;
+  std::vector<double> potential, tolerance;
+  mutable std::vector<float> got;  // the downloaded result, reused between checks
+
+  std::string check(const float* grid) const {
+    LAB_CUDA_CHECK(cudaMemcpy(got.data(), grid, sizeof(float) * got.size(), cudaMemcpyDeviceToHost));
+    std::size_t bad = 0, first = 0;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      if (std::fabs(static_cast<double>(got[k]) - potential[k]) <= tolerance[k]) continue;  // NaN fails
+      if (bad++ == 0) first = k;
+    }
+    if (bad == 0) return "";
+    std::ostringstream os;
+    os << bad << " of " << got.size() << " grid points outside the tolerance; first at (i "
+       << first % static_cast<std::size_t>(nx) << ", j " << first / static_cast<std::size_t>(nx) << "): expected "
+       << potential[first] << " +- " << tolerance[first] << ", got " << got[first];
+    return os.str();
+  }
+};
+
+Exact exact(const lab::DeviceBuffer<float4>& atoms, int natoms, int nx, int ny, float spacing, float z, double cutoff,
+            double scale) {
+  const std::size_t points = static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny);
+  lab::DeviceBuffer<double> out(5 * points);
+  const double ambiguity = std::isfinite(cutoff) ? kCutoffAmbiguity * (cutoff + scale) : 0.0;
+  const dim3 threads(16, 16), blocks((nx + 15) / 16, (ny + 15) / 16);
+  exact_kernel<<<blocks, threads>>>(atoms.data(), natoms, nx, ny, spacing, z, cutoff, ambiguity, out.data());
+  LAB_CHECK_LAUNCH();
+  const std::vector<double> host = out.download();
+  Exact e;
+  e.nx = nx;
+  e.ny = ny;
+  e.potential.assign(host.begin(), host.begin() + static_cast<long>(points));
+  e.tolerance.resize(points);
+  for (std::size_t k = 0; k < points; ++k) {
+    e.tolerance[k] = coulomb_tolerance(host[points + k], host[2 * points + k], host[3 * points + k], scale) +
+                     host[4 * points + k];
+  }
+  e.got.resize(points);
+  return e;
+}
+
+// n atoms uniform in the box, charges uniform in [-1, 1], none within 0.1 spacing of a grid point.
+std::vector<float4> make_atoms(int n, double x1, double y1, double z0, double z1, float spacing, float z,
+                               lab::Seed seed) {
+  lab::Rng rng(seed);
+  std::vector<float4> atoms;
+  atoms.reserve(static_cast<std::size_t>(n));
+  const double s = spacing;
+  while (static_cast<int>(atoms.size()) < n) {
+    float4 a;
+    a.x = static_cast<float>(x1 * rng.uniform01());
+    a.y = static_cast<float>(y1 * rng.uniform01());
+    a.z = static_cast<float>(z0 + (z1 - z0) * rng.uniform01());
+    a.w = static_cast<float>(2 * rng.uniform01() - 1);
+    const double dx = a.x - s * std::round(a.x / s), dy = a.y - s * std::round(a.y / s), dz = a.z - z;
+    if (dx * dx + dy * dy + dz * dz >= 0.01 * s * s) atoms.push_back(a);
+  }
+  return atoms;
+}
+
+double coord_scale(const std::vector<float4>& atoms, int nx, int ny, float spacing, float z) {
+  double scale = std::max({static_cast<double>(spacing) * (std::max(nx, ny) - 1), std::fabs(static_cast<double>(z))});
+  for (const float4& a : atoms) scale = std::max({scale, std::fabs(static_cast<double>(a.x)), std::fabs(static_cast<double>(a.y)),
+                                      std::fabs(static_cast<double>(a.z))});
+  return scale;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  lab::bench::Harness h("electrostatics", argc, argv);
+  using Direct = decltype(coulomb_slice);
+  using Cutoff = decltype(coulomb_slice_cutoff);
+  const float spacing = 0.5f;
+
+  // ---- 1 and 2: direct summation ----
+  {
+    const int n = static_cast<int>(h.size_or(2048));
+    const int natoms = 4000;
+    const float z = 0.0f;
+    const std::vector<float4> host = make_atoms(natoms, spacing * n, spacing * n, -10.0, 10.0, spacing, z,
+                                                lab::case_seed("bench_dcs_atoms"));
+    lab::DeviceBuffer<float4> atoms(host), atoms0(host);
+    auto unchanged = [&] {
+      const std::size_t changed = lab::bench::count_differences(atoms.data(), atoms0.data(), atoms.bytes());
+      return changed == 0 ? std::string() : std::to_string(changed) + " bytes of the atoms changed";
+    };
+    std::vector<int> sides = {n};
+    if (n > 256) sides.push_back(256);
+    for (const int side : sides) {
+      const bool graded = side == n;
+      const double scale = coord_scale(host, side, side, spacing, z);
+      const Exact expected = exact(atoms, natoms, side, side, spacing, z, INFINITY, scale);
+      lab::DeviceBuffer<float> grid(static_cast<std::size_t>(side) * side);
+      std::vector<float> cpu_grid(static_cast<std::size_t>(side) * side);
+      lab::bench::Workload w;
+      w.name = "coulomb_slice " + std::to_string(side) + "x" + std::to_string(side) + " grid x " +
+               std::to_string(natoms) + " atoms" + (graded ? "" : " (the CPU's size)");
+      w.function = "coulomb_slice";
+      w.graded = graded;
+      w.unit = "Gevals/s";
+      w.amount = static_cast<double>(side) * side * natoms;
+      w.peak = h.device().peak_rsqrt_gops;
+      w.prepare = [&] { grid.poison(); };
+      w.check = [&] { return expected.check(grid.data()); };
+      w.inputs_check = unchanged;
+      if (!graded) {
+        w.cpu = [&, side] { coulomb_slice_cpu(host.data(), natoms, cpu_grid.data(), side, side, spacing, z); };
+        w.cpu_max_runs = 1;  // about a second
+      }
+      h.add_implementations<Direct>(w, "coulomb_slice", coulomb_slice, [&, side](Direct* fn) {
+        return [&, fn, side] { fn(atoms.data(), natoms, grid.data(), side, side, spacing, z); };
+      });
+      h.run(w);
+    }
+  }
+
+  // ---- 3: cutoff summation, and the direct summation on the same problem ----
+  {
+    const int nx = 512, ny = 512, natoms = 100000;
+    const float z = 12.0f, cutoff = 12.0f;
+    const std::vector<float4> host =
+        make_atoms(natoms, 256.0, 256.0, 0.0, 24.0, spacing, z, lab::case_seed("bench_cutoff_atoms"));
+    lab::DeviceBuffer<float4> atoms(host), atoms0(host);
+    const double scale = coord_scale(host, nx, ny, spacing, z);
+    const Exact expected = exact(atoms, natoms, nx, ny, spacing, z, cutoff, scale);
+    const Exact expected_direct = exact(atoms, natoms, nx, ny, spacing, z, INFINITY, scale);
+    lab::DeviceBuffer<float> grid(static_cast<std::size_t>(nx) * ny);
+    std::vector<float> cpu_grid(static_cast<std::size_t>(nx) * ny);
+    lab::bench::Workload w;
+    w.name = "coulomb_slice_cutoff 512x512 grid x 100000 atoms, cutoff 12 A (Gevals/s as if all pairs)";
+    w.function = "coulomb_slice_cutoff";
+    w.unit = "Gevals/s";
+    w.amount = static_cast<double>(nx) * ny * natoms;
+    w.prepare = [&] { grid.poison(); };
+    w.check = [&] { return expected.check(grid.data()); };
+    w.inputs_check = [&] {
+      const std::size_t changed = lab::bench::count_differences(atoms.data(), atoms0.data(), atoms.bytes());
+      return changed == 0 ? std::string() : std::to_string(changed) + " bytes of the atoms changed";
+    };
+    w.cpu = [&] { coulomb_slice_cutoff_cpu(host.data(), natoms, cpu_grid.data(), nx, ny, spacing, z, cutoff); };
+    w.cpu_max_runs = 1;  // a second or two
+    h.add_implementations<Cutoff>(w, "coulomb_slice_cutoff", coulomb_slice_cutoff, [&](Cutoff* fn) {
+      return [&, fn] { fn(atoms.data(), natoms, grid.data(), nx, ny, spacing, z, cutoff); };
+    });
+    // The direct summation of the same atoms: the reference's when it is loaded, else the linked one.
+    Direct* direct = coulomb_slice;
+    std::string whose = "the linked coulomb_slice";
+    if (h.reference().loaded()) {
+      if (Direct* ref = h.reference().registry()->get<Direct>("coulomb_slice", "default")) {
+        direct = ref;
+        whose = "the reference's coulomb_slice";
+      }
+    }
+    lab::bench::Candidate dcs;
+    dcs.name = "direct";
+    dcs.role = lab::bench::Role::Library;
+    dcs.description = "direct summation of all pairs (" + whose + "), the baseline of the cutoff speedup";
+    dcs.call = [&, direct] { direct(atoms.data(), natoms, grid.data(), nx, ny, spacing, z); };
+    dcs.check = [&] { return expected_direct.check(grid.data()); };
+    h.add_candidate(w, dcs);
+    h.run(w);
+  }
+  return h.finish();
+}

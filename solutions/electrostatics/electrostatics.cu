@@ -1,0 +1,221 @@
+// Reference solution of the electrostatics lab, part 1: direct Coulomb summation
+// (instructors only; not in student repositories). Part 2, the cutoff kernels, is cutoff.cu.
+//
+// The lecture's progression, each registered with the bench:
+//   v1  one grid point per thread; the atoms in constant memory, in chunks of
+//       kChunkAtoms, one launch per chunk (the first overwrites the grid, the others add)
+//   v2  four adjacent points per thread: dy² + dz² of an atom is computed once and used
+//       four times, and each atom is read once per four evaluations
+//   v3  eight points per thread spaced a block width (kV3BlockX points) apart, so that a
+//       warp's stores are coalesced and a partial tile wastes no more than one block row
+// coulomb_slice (what the tests and the grader call) is v3.
+//
+// All variants: before the launches, a small kernel rewrites the atoms as
+// (x, y, (z - z_a)², q) in a workspace, so no kernel recomputes dz² per point; chunks
+// of it are copied to constant memory device-to-device (the atoms never visit the host).
+// Every warp reads the same atom at the same time, which constant memory broadcasts in
+// one access. The reciprocal square root is the hardware's approximate instruction
+// (rsqrt.approx.ftz.f32, relative error < 2^-22): rsqrtf() without -ftz adds
+// subnormal-handling instructions around it, and the special-function unit that computes
+// it is the bottleneck of these kernels.
+#include <climits>
+#include <stdexcept>
+
+#include "electrostatics_common.cuh"
+#include "lab/buffer.h"
+#include "lab/cuda_check.h"
+#include "lab/variants.h"
+
+namespace {
+
+// 4000 atoms × 16 bytes = 64 000 of the 65 536 bytes of constant memory: the graded
+// problem (4000 atoms) fits in one chunk.
+constexpr int kChunkAtoms = 4000;
+__constant__ float4 c_atoms[kChunkAtoms];
+
+constexpr int kV1BlockX = 32, kV1BlockY = 8;
+constexpr int kV2BlockX = 32, kV2BlockY = 8, kV2Points = 4;
+constexpr int kV3BlockX = 32, kV3BlockY = 4, kV3Points = 8;
+
+// Rewrites the atoms as (x, y, (z - z_a)^2, q).
+__global__ void prepare_atoms_kernel(const float4* __restrict__ atoms, int natoms, float z, float4* __restrict__ out) {
+  const int n = blockIdx.x * blockDim.x + threadIdx.x;
+  if (n >= natoms) return;
+  const float4 a = atoms[n];
+  const float dz = z - a.z;
+  out[n] = make_float4(a.x, a.y, dz * dz, a.w);
+}
+
+// Tile (tx, ty) of block b in a 1-D grid over tiles_x × tiles_y tiles (no gridDim.y limit).
+__device__ __forceinline__ void tile_of_block(int tiles_x, int* tx, int* ty) {
+  *tx = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles_x));
+  *ty = static_cast<int>(blockIdx.x / static_cast<unsigned>(tiles_x));
+}
+
+__device__ __forceinline__ std::size_t at(int i, int j, int nx) {
+  return static_cast<std::size_t>(j) * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i);
+}
+
+// ---- v1: one point per thread ----------------------------------------------------------
+
+__global__ void v1_kernel(float* __restrict__ grid, int nx, int ny, float spacing, int count, bool accumulate,
+                          int tiles_x) {
+  int tx, ty;
+  tile_of_block(tiles_x, &tx, &ty);
+  const int i = tx * kV1BlockX + static_cast<int>(threadIdx.x);
+  const int j = ty * kV1BlockY + static_cast<int>(threadIdx.y);
+  if (i >= nx || j >= ny) return;
+  // Start the read of the previous chunks' sum early: its latency hides behind the loop.
+  const float previous = accumulate ? grid[at(i, j, nx)] : 0.0f;
+  const float x = spacing * static_cast<float>(i), y = spacing * static_cast<float>(j);
+  float energy = 0.0f;
+  for (int n = 0; n < count; ++n) {
+    const float4 a = c_atoms[n];
+    const float dx = x - a.x, dy = y - a.y;
+    energy += a.w * fast_rsqrt(dx * dx + dy * dy + a.z);
+  }
+  grid[at(i, j, nx)] = previous + energy;
+}
+
+// ---- v2: four adjacent points per thread -------------------------------------------------
+
+__global__ void v2_kernel(float* __restrict__ grid, int nx, int ny, float spacing, int count, bool accumulate,
+                          int tiles_x) {
+  int tx, ty;
+  tile_of_block(tiles_x, &tx, &ty);
+  const int i0 = (tx * kV2BlockX + static_cast<int>(threadIdx.x)) * kV2Points;  // points i0 .. i0+3
+  const int j = ty * kV2BlockY + static_cast<int>(threadIdx.y);
+  if (i0 >= nx || j >= ny) return;
+  const float y = spacing * static_cast<float>(j);
+  float x[kV2Points], energy[kV2Points];
+#pragma unroll
+  for (int k = 0; k < kV2Points; ++k) {
+    x[k] = spacing * static_cast<float>(i0 + k);  // points past nx are computed, never stored
+    energy[k] = 0.0f;
+  }
+  for (int n = 0; n < count; ++n) {
+    const float4 a = c_atoms[n];
+    const float dy = y - a.y;
+    const float dyz2 = dy * dy + a.z;  // shared by the four points
+#pragma unroll
+    for (int k = 0; k < kV2Points; ++k) {
+      const float dx = x[k] - a.x;
+      energy[k] += a.w * fast_rsqrt(dx * dx + dyz2);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kV2Points; ++k) {
+    if (i0 + k < nx) {
+      float* p = grid + at(i0 + k, j, nx);
+      *p = accumulate ? *p + energy[k] : energy[k];
+    }
+  }
+}
+
+// ---- v3: eight points per thread, a block width apart --------------------------------
+
+__global__ void __launch_bounds__(kV3BlockX* kV3BlockY)
+    v3_kernel(float* __restrict__ grid, int nx, int ny, float spacing, int count, bool accumulate, int tiles_x) {
+  int tx, ty;
+  tile_of_block(tiles_x, &tx, &ty);
+  // The block covers kV3Points × kV3BlockX consecutive points of kV3BlockY rows; thread
+  // t of a row takes points t, t + 32, t + 64, …: each store of a warp is 32 consecutive
+  // floats.
+  const int i0 = tx * kV3BlockX * kV3Points + static_cast<int>(threadIdx.x);
+  const int j = ty * kV3BlockY + static_cast<int>(threadIdx.y);
+  if (i0 >= nx || j >= ny) return;
+  const float y = spacing * static_cast<float>(j);
+  float x[kV3Points], energy[kV3Points];
+#pragma unroll
+  for (int k = 0; k < kV3Points; ++k) {
+    x[k] = spacing * static_cast<float>(i0 + k * kV3BlockX);
+    energy[k] = 0.0f;
+  }
+#pragma unroll 2
+  for (int n = 0; n < count; ++n) {
+    const float4 a = c_atoms[n];
+    const float dy = y - a.y;
+    const float dyz2 = dy * dy + a.z;
+#pragma unroll
+    for (int k = 0; k < kV3Points; ++k) {
+      const float dx = x[k] - a.x;
+      energy[k] += a.w * fast_rsqrt(dx * dx + dyz2);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kV3Points; ++k) {
+    const int i = i0 + k * kV3BlockX;
+    if (i < nx) {
+      float* p = grid + at(i, j, nx);
+      *p = accumulate ? *p + energy[k] : energy[k];
+    }
+  }
+}
+
+// ---- the host side shared by the three variants ---------------------------------------
+
+unsigned grid_for(long long tiles_x, long long tiles_y) {
+  const long long tiles = tiles_x * tiles_y;
+  if (tiles > INT_MAX) throw std::length_error("coulomb_slice: grid too large for one kernel launch");
+  return static_cast<unsigned>(tiles);
+}
+
+// Copies the prepared atoms to constant memory chunk by chunk and runs `launch(count,
+// accumulate)` for each chunk. natoms = 0 clears the grid.
+template <class Launch>
+void for_each_chunk(const float4* atoms, int natoms, float* grid, int nx, int ny, float z, Launch launch) {
+  if (nx <= 0 || ny <= 0) return;
+  if (natoms <= 0) {
+    LAB_CUDA_CHECK(cudaMemset(grid, 0, static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny) * sizeof(float)));
+    return;
+  }
+  float4* prepared = lab::workspace<float4>(static_cast<std::size_t>(natoms), 0);
+  prepare_atoms_kernel<<<(natoms + 255) / 256, 256>>>(atoms, natoms, z, prepared);
+  LAB_CHECK_LAUNCH();
+  for (int first = 0; first < natoms; first += kChunkAtoms) {
+    const int count = natoms - first < kChunkAtoms ? natoms - first : kChunkAtoms;
+    // Device to device, ordered on the default stream after the previous chunk's kernel.
+    LAB_CUDA_CHECK(cudaMemcpyToSymbol(c_atoms, prepared + first, sizeof(float4) * static_cast<std::size_t>(count), 0,
+                                      cudaMemcpyDeviceToDevice));
+    launch(count, first > 0);
+  }
+}
+
+long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+void coulomb_v1(const float4* atoms, int natoms, float* grid, int nx, int ny, float spacing, float z) {
+  const long long tiles_x = ceil_div(nx, kV1BlockX);
+  for_each_chunk(atoms, natoms, grid, nx, ny, z, [&](int count, bool accumulate) {
+    v1_kernel<<<grid_for(tiles_x, ceil_div(ny, kV1BlockY)), dim3(kV1BlockX, kV1BlockY)>>>(
+        grid, nx, ny, spacing, count, accumulate, static_cast<int>(tiles_x));
+    LAB_CHECK_LAUNCH();
+  });
+}
+
+void coulomb_v2(const float4* atoms, int natoms, float* grid, int nx, int ny, float spacing, float z) {
+  const long long tiles_x = ceil_div(nx, kV2BlockX * kV2Points);
+  for_each_chunk(atoms, natoms, grid, nx, ny, z, [&](int count, bool accumulate) {
+    v2_kernel<<<grid_for(tiles_x, ceil_div(ny, kV2BlockY)), dim3(kV2BlockX, kV2BlockY)>>>(
+        grid, nx, ny, spacing, count, accumulate, static_cast<int>(tiles_x));
+    LAB_CHECK_LAUNCH();
+  });
+}
+
+void coulomb_v3(const float4* atoms, int natoms, float* grid, int nx, int ny, float spacing, float z) {
+  const long long tiles_x = ceil_div(nx, kV3BlockX * kV3Points);
+  for_each_chunk(atoms, natoms, grid, nx, ny, z, [&](int count, bool accumulate) {
+    v3_kernel<<<grid_for(tiles_x, ceil_div(ny, kV3BlockY)), dim3(kV3BlockX, kV3BlockY)>>>(
+        grid, nx, ny, spacing, count, accumulate, static_cast<int>(tiles_x));
+    LAB_CHECK_LAUNCH();
+  });
+}
+
+}  // namespace
+
+void coulomb_slice(const float4* atoms, int natoms, float* grid, int nx, int ny, float spacing, float z) {
+  coulomb_v3(atoms, natoms, grid, nx, ny, spacing, z);
+}
+
+LAB_REGISTER_VARIANT(coulomb_slice, "v1", coulomb_v1, "one point per thread, atoms in constant memory");
+LAB_REGISTER_VARIANT(coulomb_slice, "v2", coulomb_v2, "4 adjacent points per thread, dy^2+dz^2 reused");
+LAB_REGISTER_VARIANT(coulomb_slice, "v3", coulomb_v3, "8 points per thread a warp width apart (coalesced)");

@@ -1,0 +1,172 @@
+// Reference solution of the transpose lab (instructors only; not in student repositories).
+//
+// The progression of lecture 10, each registered with the bench so that
+// `transpose_bench` reproduces the lecture's comparison table:
+//   serial             one thread does the whole double loop (small sizes only: it is
+//                      thousands of times slower than the rest)
+//   per_row            one thread per row of out (= column of in): loads coalesced,
+//                      stores 4 bytes per 32-byte sector
+//   per_element        one thread per element, 32 x 32 blocks: loads coalesced, stores not
+//   tiled              32 x 32 tile in shared memory, 32 x 32 threads: both coalesced, but
+//                      reading the tile down a column is a 32-way bank conflict
+//   tiled_padded       the same with tile[32][33]: no bank conflicts
+//   tiled_padded_16    the lecture's K = 16 experiment: 16 x 16 tiles and threads
+//   tiled_32x8         32 x 32 tile moved by 32 x 8 threads (4 elements each), no padding
+//   tiled_padded_32x8  32 x 8 threads and tile[32][33]: what transpose() uses (the
+//                      fastest choice: fewer threads per tile, more blocks per SM)
+// Every variant handles any shape: accesses are bounds-checked, and the tiled kernels
+// loop over tile rows when a matrix has more than 65535 tiles down (the grid's y limit).
+//
+//   ./build/dev/bin/transpose_solution_test && ./build/dev/bin/transpose_solution_bench
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+
+#include "lab/cuda_check.h"
+#include "lab/variants.h"
+#include "transpose.h"
+
+namespace {
+
+constexpr int kMaxGridY = 65535;  // gridDim.y limit on every architecture
+
+// ceil(a / b) for a >= 0, b > 0, without overflow near INT_MAX.
+__host__ __device__ inline int ceil_div(int a, int b) {
+  return static_cast<int>((static_cast<long long>(a) + b - 1) / b);
+}
+
+// The lecture's serial kernel, for any shape. Launched as <<<1, 1>>>.
+__global__ void transpose_serial_kernel(const float* in, float* out, int rows, int cols) {
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
+      out[static_cast<std::size_t>(c) * rows + r] = in[static_cast<std::size_t>(r) * cols + c];
+    }
+  }
+}
+
+// Thread c writes row c of out (column c of in). At each step the warp's loads are 32
+// consecutive floats of one row of in; its stores are `rows` floats apart.
+__global__ void transpose_per_row_kernel(const float* in, float* out, int rows, int cols) {
+  const long long c = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= cols) return;  // no barrier in this kernel, so leaving early is safe
+  float* out_row = out + c * rows;
+  for (int r = 0; r < rows; ++r) out_row[r] = in[static_cast<std::size_t>(r) * cols + c];
+}
+
+// One thread per element, blockDim = (32, 32); grid y capped, so threads stride down.
+__global__ void transpose_per_element_kernel(const float* in, float* out, int rows, int cols) {
+  const long long c = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= cols) return;
+  const long long stride = static_cast<long long>(gridDim.y) * blockDim.y;
+  for (long long r = static_cast<long long>(blockIdx.y) * blockDim.y + threadIdx.y; r < rows; r += stride) {
+    out[c * rows + r] = in[r * cols + c];
+  }
+}
+
+// One block moves TILE x TILE tiles through shared memory with TILE x BLOCK_ROWS threads;
+// thread (tx, ty) handles rows ty, ty + BLOCK_ROWS, ... of the tile. PAD = 1 shifts each
+// tile row by one bank, so reading a tile column hits 32 different banks. Index is int
+// when every index of the matrix fits in one (fewer registers, so more resident blocks),
+// else long long.
+template <int TILE, int BLOCK_ROWS, int PAD, class Index>
+__global__ void __launch_bounds__(TILE * BLOCK_ROWS)
+    transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+  static_assert(TILE % BLOCK_ROWS == 0, "the block's rows must divide the tile");
+  constexpr int kSteps = TILE / BLOCK_ROWS;
+  __shared__ float tile[TILE][TILE + PAD];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const Index col0 = static_cast<Index>(blockIdx.x) * TILE;  // first column of in in this tile
+  const int tiles_down = ceil_div(rows, TILE);
+  // Uniform across the block (depends on blockIdx only), so the barriers inside are
+  // reached by every thread.
+  for (int tile_row = blockIdx.y; tile_row < tiles_down; tile_row += gridDim.y) {
+    const Index row0 = static_cast<Index>(tile_row) * TILE;  // first row of in in this tile
+    // Read: a warp reads consecutive columns of one row of in (coalesced) and writes one
+    // row of the tile (consecutive banks).
+    const Index c = col0 + tx;
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const int i = ty + s * BLOCK_ROWS;
+      const Index r = row0 + i;
+      if (r < rows && c < cols) tile[i][tx] = in[r * cols + c];
+    }
+    __syncthreads();
+    // Write: row (col0 + i) of out, columns row0 + tx: consecutive threads write
+    // consecutive floats (coalesced) and read one column of the tile.
+    const Index out_col = row0 + tx;
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const int i = ty + s * BLOCK_ROWS;
+      const Index out_row = col0 + i;
+      if (out_row < cols && out_col < rows) out[out_row * rows + out_col] = tile[tx][i];
+    }
+    __syncthreads();  // the next tile_row overwrites `tile`
+  }
+}
+
+void transpose_serial(const float* in, float* out, int rows, int cols) {
+  if (rows <= 0 || cols <= 0) return;
+  transpose_serial_kernel<<<1, 1>>>(in, out, rows, cols);
+  LAB_CHECK_LAUNCH();
+}
+
+void transpose_per_row(const float* in, float* out, int rows, int cols) {
+  if (rows <= 0 || cols <= 0) return;
+  constexpr int kThreads = 256;
+  transpose_per_row_kernel<<<ceil_div(cols, kThreads), kThreads>>>(in, out, rows, cols);
+  LAB_CHECK_LAUNCH();
+}
+
+void transpose_per_element(const float* in, float* out, int rows, int cols) {
+  if (rows <= 0 || cols <= 0) return;
+  const dim3 threads(32, 32);
+  const dim3 blocks(ceil_div(cols, 32), std::min(ceil_div(rows, 32), kMaxGridY));
+  transpose_per_element_kernel<<<blocks, threads>>>(in, out, rows, cols);
+  LAB_CHECK_LAUNCH();
+}
+
+template <int TILE, int BLOCK_ROWS, int PAD>
+void transpose_tiled_launch(const float* in, float* out, int rows, int cols) {
+  if (rows <= 0 || cols <= 0) return;
+  const dim3 threads(TILE, BLOCK_ROWS);
+  const dim3 blocks(ceil_div(cols, TILE), std::min(ceil_div(rows, TILE), kMaxGridY));
+  // int indices when the largest index, and a tile origin past the last row or column,
+  // stay below 2^31.
+  const long long margin = std::numeric_limits<int>::max() - 2LL * TILE;
+  if (static_cast<long long>(rows) * cols <= std::numeric_limits<int>::max() && rows <= margin && cols <= margin) {
+    transpose_tiled_kernel<TILE, BLOCK_ROWS, PAD, int><<<blocks, threads>>>(in, out, rows, cols);
+  } else {
+    transpose_tiled_kernel<TILE, BLOCK_ROWS, PAD, long long><<<blocks, threads>>>(in, out, rows, cols);
+  }
+  LAB_CHECK_LAUNCH();
+}
+
+void transpose_tiled(const float* in, float* out, int rows, int cols) {
+  transpose_tiled_launch<32, 32, 0>(in, out, rows, cols);
+}
+void transpose_tiled_padded(const float* in, float* out, int rows, int cols) {
+  transpose_tiled_launch<32, 32, 1>(in, out, rows, cols);
+}
+void transpose_tiled_padded_16(const float* in, float* out, int rows, int cols) {
+  transpose_tiled_launch<16, 16, 1>(in, out, rows, cols);
+}
+void transpose_tiled_32x8(const float* in, float* out, int rows, int cols) {
+  transpose_tiled_launch<32, 8, 0>(in, out, rows, cols);
+}
+void transpose_tiled_padded_32x8(const float* in, float* out, int rows, int cols) {
+  transpose_tiled_launch<32, 8, 1>(in, out, rows, cols);
+}
+
+}  // namespace
+
+void transpose(const float* in, float* out, int rows, int cols) { transpose_tiled_padded_32x8(in, out, rows, cols); }
+
+LAB_REGISTER_VARIANT(transpose, "serial", transpose_serial, "one thread, the CPU's double loop (small sizes only)");
+LAB_REGISTER_VARIANT(transpose, "per_row", transpose_per_row, "one thread per row of out: stores not coalesced");
+LAB_REGISTER_VARIANT(transpose, "per_element", transpose_per_element, "one thread per element, 32x32 blocks");
+LAB_REGISTER_VARIANT(transpose, "tiled", transpose_tiled, "32x32 shared tile, 32x32 threads, bank conflicts");
+LAB_REGISTER_VARIANT(transpose, "tiled_padded", transpose_tiled_padded, "tile[32][33], 32x32 threads");
+LAB_REGISTER_VARIANT(transpose, "tiled_padded_16", transpose_tiled_padded_16, "tile[16][17], 16x16 threads (K=16)");
+LAB_REGISTER_VARIANT(transpose, "tiled_32x8", transpose_tiled_32x8, "tile[32][32], 32x8 threads, 4 elements each");
+LAB_REGISTER_VARIANT(transpose, "tiled_padded_32x8", transpose_tiled_padded_32x8,
+                     "tile[32][33], 32x8 threads, 4 elements each");

@@ -114,3 +114,30 @@ def _read_json(path: Path) -> Any:
         return json.loads(path.read_text(errors="replace"))
     except (OSError, ValueError):
         return None
+
+
+def noise(data: dict[str, Any] | None) -> tuple[int, float]:
+    """How noisy a bench run was: (graded pairs flagged noisy, largest relative standard
+    error of their ratio). Smaller is better; a run without figures is the worst."""
+    if not isinstance(data, dict):
+        return (1 << 30, float("inf"))
+    pairs = [w.get("pair") for w in data.get("workloads", []) if isinstance(w, dict) and w.get("graded")]
+    pairs = [p for p in pairs if isinstance(p, dict)]
+    noisy = sum(bool(p.get("noisy")) for p in pairs)
+    errors = [p.get("ratio_rel_se") for p in pairs]
+    worst = max((e for e in errors if isinstance(e, (int, float))), default=0.0)
+    return noisy, float(worst)
+
+
+def is_noisy(run: BenchRun) -> bool:
+    """Whether a scorable run has a graded student/reference pair flagged noisy."""
+    return run.status is None and noise(run.data)[0] > 0
+
+
+def less_noisy(first: BenchRun, second: BenchRun) -> BenchRun:
+    """The run to score of two runs of the same bench: a scorable one, then the quieter."""
+    if second.status is not None:
+        return first
+    if first.status is not None:
+        return second
+    return second if noise(second.data) < noise(first.data) else first

@@ -12,10 +12,12 @@ import difflib
 import importlib
 import os
 import secrets
+import signal
 import sys
+import threading
 from pathlib import Path
 
-from grader import __version__, config, grade, report
+from grader import __version__, config, grade, overlay, report, seed
 from grader.config import COURSE_LABS, ConfigError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -50,15 +52,34 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--impl", choices=("student", "solution"), default="student",
                         help="grade the student's code (default) or the reference solution itself")
     parser.add_argument("--root", type=Path, metavar="DIR",
-                        help="the kit's top directory (default: the directory holding grader/)")
+                        help="the kit's top directory (default: the directory holding grader/); with "
+                             "--submission, the default pristine kit")
     parser.add_argument("--build-dir", type=Path, metavar="DIR",
                         help="CMake build directory (default: <root>/build/grader)")
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="grading config in TOML (default: <root>/grader.toml if present; "
                              "see grader/grader.example.toml)")
     parser.add_argument("--seed", type=_seed, metavar="N",
-                        help='seed for the random inputs, an integer >= 0 or "random" '
-                             "(default: from the config, which defaults to random; recorded in the report)")
+                        help='seed for the random inputs, an integer >= 0 or "random"; the report records the '
+                             "seed of every run, and --seed with it reproduces a grade exactly (default: derived "
+                             f"from --secret-file or ${seed.SECRET_ENV} when given, else the config's seed, "
+                             "else random)")
+    parser.add_argument("--submission", type=Path, metavar="DIR",
+                        help="instructor mode: grade the student repository DIR. Only its student-editable files "
+                             "(config key `editable`, by default labs/<lab>/<lab>.cu) are copied into a pristine "
+                             "copy of the kit and built there; changes to any other file have no effect and are "
+                             "listed in the report")
+    parser.add_argument("--pristine", type=Path, metavar="DIR",
+                        help="with --submission: the instructor's pristine kit to build the submission in "
+                             "(default: $LABKIT_PRISTINE, else --root); its grader.toml is the config")
+    parser.add_argument("--secret-file", type=Path, metavar="FILE",
+                        help="derive the hidden seed from the instructor secret in FILE and the content of the "
+                             "submission's editable files (HMAC-SHA256), so the same submission always gets the "
+                             f"same seed; ${seed.SECRET_ENV} holding the secret does the same. The secret is never "
+                             "written to the report")
+    parser.add_argument("--no-sanitizer", action="store_true",
+                        help="skip the compute-sanitizer stage (memcheck, racecheck, synccheck on a small test "
+                             "filter per lab)")
     parser.add_argument("--reference", type=Path, metavar="DIR",
                         help="directory holding lib<lab>_solution.so reference libraries "
                              "(default: $LABKIT_REFERENCE_DIR, else <build>/lib)")
@@ -96,8 +117,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"grader: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     json_path = (args.json or options.build_dir / "report.json").resolve()
+    seed_how = (options.seed_source or {}).get("how", "given")
 
-    run = grade.grade(options, labs, report.Progress(sys.stdout, quiet=args.quiet))
+    def checkpoint(run: grade.GradingRun) -> None:
+        report.write_json(run, json_path)  # the report so far, in case the grader is killed
+
+    with _sigterm_as_interrupt():
+        run = grade.grade(options, labs, report.Progress(sys.stdout, quiet=args.quiet), checkpoint)
     print()
     print(report.console_table(run))
     details = report.failure_details(run)
@@ -105,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + details)
     try:
         report.write_json(run, json_path)
-        print(f"\nseed {options.seed}; report: {json_path}")
+        print(f"\nseed {options.seed} ({seed_how}); report: {json_path}")
     except OSError as exc:
         print(f"grader: error: cannot write the report {json_path}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -114,11 +140,44 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_FAILED if run.failed else EXIT_OK
 
 
+class _sigterm_as_interrupt:
+    """While active, SIGTERM (a CI job's timeout, `kill`) stops the grading like Ctrl-C,
+    so the labs graded so far are still reported."""
+
+    def __enter__(self) -> None:
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGTERM, _raise_interrupt)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
     """Options and the list of labs to grade, or UsageError/ConfigError."""
     root = (args.root or Path(__file__).resolve().parent.parent).resolve()
     if not root.is_dir():
         raise UsageError(f"--root {root} is not a directory: pass the kit's top directory")
+    submission = None
+    if args.submission is not None:
+        if args.impl == grade.SOLUTION:
+            raise UsageError("--submission grades a student's code: it cannot be combined with --impl solution")
+        submission = args.submission.resolve()
+        if not submission.is_dir():
+            raise UsageError(f"--submission {args.submission} is not a directory: pass the student's repository")
+        pristine = args.pristine or (Path(os.environ["LABKIT_PRISTINE"]) if os.environ.get("LABKIT_PRISTINE")
+                                     else root)
+        root = pristine.resolve()
+        if not (root / "labs").is_dir():
+            raise UsageError(f"pristine kit {pristine} has no labs/ folder: pass --pristine (or set "
+                             "LABKIT_PRISTINE to) the instructor's copy of the kit")
+    elif args.pristine is not None:
+        raise UsageError("--pristine is used with --submission (the student repository to grade)")
     config_path = args.config or (root / "grader.toml")
     if args.config is None and not config_path.is_file():
         config_path = None
@@ -130,11 +189,7 @@ def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
         raise UsageError(f"reference directory {reference} not found: --reference (or "
                          "LABKIT_REFERENCE_DIR) names a directory holding lib<lab>_solution.so files")
 
-    seed = args.seed if args.seed is not None else cfg.grader["seed"]
-    if seed == "random":
-        seed = secrets.randbelow(2**31 - 1) + 1  # fits every integer type the kit may parse into
-
-    present = [lab for lab in COURSE_LABS if (root / "labs" / lab / f"{lab}.h").is_file()]
+    present = grade.present_labs(root)
     if args.labs:
         wanted = {_lab_name(name) for name in args.labs}
         labs = [lab for lab in COURSE_LABS if lab in wanted]  # explicit labs run even if disabled
@@ -144,10 +199,27 @@ def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
             raise UsageError(f"no enabled lab found under {root}/labs (looked for labs/<lab>/<lab>.h): "
                              "pass --root the kit's top directory")
 
+    source = submission or root
+
+    def identity() -> str:
+        files = [item for lab in present for item in overlay.editable_files(source, lab, cfg.lab(lab).editable)]
+        return seed.identity(files)
+
+    if args.seed == "random":
+        chosen = seed.SeedChoice(secrets.randbelow(2**seed.SEED_BITS - 1) + 1, "random")
+    else:
+        try:
+            chosen = seed.choose(cli_seed=args.seed, secret_file=args.secret_file,
+                                 config_seed=cfg.grader["seed"], identity_of=identity)
+        except seed.SecretError as exc:
+            raise UsageError(str(exc)) from None
+
     build_dir = (args.build_dir or root / "build" / "grader").resolve()
-    options = grade.Options(root=root, build_dir=build_dir, impl=args.impl, seed=seed, config=cfg,
+    options = grade.Options(root=root, build_dir=build_dir, impl=args.impl, seed=chosen.seed, config=cfg,
                             reference_dir=reference.resolve() if reference else None,
-                            cuda_arch=args.cuda_arch, no_build=args.no_build, skip_bench=args.skip_bench)
+                            cuda_arch=args.cuda_arch, no_build=args.no_build, skip_bench=args.skip_bench,
+                            no_sanitizer=args.no_sanitizer, submission=submission,
+                            seed_source=chosen.as_dict())
     return options, labs
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grader.rules import BUILTIN_RULES
+
 # Course order: the order the labs are graded and listed in.
 COURSE_LABS: tuple[str, ...] = (
     "vectorAdd", "reduction", "scan", "compact", "histogram",
@@ -29,6 +31,11 @@ DEFAULTS: dict[str, Any] = {
         "configure_timeout_s": 600,
         "test_timeout_s": 300,
         "bench_timeout_s": 600,
+        # Each compute-sanitizer run (one tool on the lab's small test filter).
+        "sanitizer_timeout_s": 600,
+        # A bench whose student/reference ratio stayed noisy is run again this many
+        # times; the least noisy run is scored.
+        "bench_reruns": 1,
         "seed": "random",
     },
     "defaults": {
@@ -44,12 +51,48 @@ DEFAULTS: dict[str, Any] = {
         "forbidden_patterns": [],
         # Fraction of the lab's earned points lost when a rule is broken.
         "rule_penalty": 0.75,
+        # Names of built-in forbidden rules (rules.BUILTIN_RULES) this lab allows.
+        "allow": [],
+        # The files a student may change, relative to the kit ({lab} is the lab's name;
+        # glob patterns allowed). Only these are taken from a submission (--submission).
+        "editable": ["labs/{lab}/{lab}.cu"],
+        # compute-sanitizer stage: the tools, run on a small test filter ("" = the
+        # lab's built-in filter, SANITIZER_FILTERS) when the tests passed ("passed")
+        # or also when some failed ("always"); findings cost sanitizer_penalty.
+        "sanitizer": True,
+        "sanitizer_when": "passed",
+        "sanitizer_tools": ["memcheck", "racecheck", "synccheck"],
+        "sanitizer_filter": "",
+        "sanitizer_penalty": 0.25,
+        # A student result above this % of the device's peak (faster than the roofline
+        # allows) is flagged and earns no performance points.
+        "max_pct_peak": 100.0,
     },
     "labs": {
         # The Sobel homework: "solutions using global memory only will receive little credit".
         "sobel": {"required_patterns": [r"__shared__"]},
     },
 }
+
+
+# Small, fast tests per lab for the compute-sanitizer stage (which runs 10-100x slower):
+# sizes that are not multiples of a block, so tails and bounds are exercised.
+SANITIZER_FILTERS: dict[str, str] = {
+    "vectorAdd": "*VectorAddGpu.MatchesCpu/n_33:*VectorAddGpu.MatchesCpu/n_1025",
+    "reduction": "*ReduceSumGpu.MatchesCpu/n_1025_integers:*ReduceMaxGpu.MatchesCpu/n_1025_uniform",
+    "scan": "*ScanGpu.MatchesCpu/n_33:*ScanGpu.MatchesCpu/n_1025",
+    "compact": "*CompactGpu.MatchesCpu/n_1025:*ExpandGpu.MatchesCpu/n_1025",
+    "histogram": "*HistogramGpu.MatchesCpu/n_33:*HistogramGpu.MatchesCpu/n_1025",
+    "sort": "*SortKeysGpu.MatchesCpu/n_1025:*SortPairsGpu.MatchesStableCpuSort/n_1025",
+    "transpose": "*TransposeGpu.MatchesCpu/r33_c31:*TransposeGpu.MatchesCpu/r31_c33",
+    "matmul": "*MatmulGpu.MatchesCpuWithinTolerance/m31_k32_n33:*MatmulGpu.MatchesCpuWithinTolerance/m17_k33_n65",
+    "sobel": "*SobelGpu.MatchesCpu/w31_h33:*SobelGpu.MatchesCpu/w33_h31",
+    "electrostatics": "*CoulombSliceGpu.MatchesExactSum/nx31_ny33:*CoulombCutoffGpu.MatchesExactSum/nx31_ny33",
+}
+# For a lab without a built-in filter: the GPU tests at a tail size.
+GENERIC_SANITIZER_FILTER = "*Gpu*/*_33*:*Gpu*/*_1025*"
+
+SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 
 
 class ConfigError(Exception):
@@ -69,6 +112,14 @@ class LabSettings:
     required_patterns: list[str]
     forbidden_patterns: list[str]
     rule_penalty: float
+    allow: list[str]
+    editable: list[str]
+    sanitizer: bool
+    sanitizer_when: str
+    sanitizer_tools: list[str]
+    sanitizer_filter: str
+    sanitizer_penalty: float
+    max_pct_peak: float
     enabled: bool
 
     def weight(self, test_name: str) -> float:
@@ -97,6 +148,8 @@ class Config:
             weights.setdefault(pattern, weight)  # the lab's own value wins
         merged["test_weights"] = weights
         merged.setdefault("enabled", True)
+        if not merged["sanitizer_filter"]:
+            merged["sanitizer_filter"] = SANITIZER_FILTERS.get(lab, GENERIC_SANITIZER_FILTER)
         return LabSettings(**merged)
 
     def as_dict(self) -> dict[str, Any]:
@@ -162,11 +215,16 @@ _TIMEOUT: Check = (lambda v: _is_number(v) and v > 0, "a number of seconds > 0")
 _POINTS: Check = (lambda v: _is_number(v) and v >= 0, "a number of points >= 0")
 _ENABLED: Check = (lambda v: isinstance(v, bool), "true or false")
 
+_FRACTION: Check = (lambda v: _is_number(v) and 0 <= v <= 1, "a fraction from 0 to 1")
+
 _GRADER_KEYS: dict[str, Check] = {
     "build_timeout_s": _TIMEOUT,
     "configure_timeout_s": _TIMEOUT,
     "test_timeout_s": _TIMEOUT,
     "bench_timeout_s": _TIMEOUT,
+    "sanitizer_timeout_s": _TIMEOUT,
+    "bench_reruns": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 5,
+                     "an integer from 0 to 5"),
     "seed": (lambda v: v == "random" or (isinstance(v, int) and not isinstance(v, bool)
                                          and 0 <= v < 2**64),
              '"random" or an integer >= 0'),
@@ -181,8 +239,30 @@ _LAB_KEYS: dict[str, Check] = {
     "test_weights": (_weights_ok, 'a table of "glob pattern" = weight >= 0'),
     "required_patterns": (lambda v: _patterns_ok(v), "a list of regular expressions"),
     "forbidden_patterns": (lambda v: _patterns_ok(v), "a list of regular expressions"),
-    "rule_penalty": (lambda v: _is_number(v) and 0 <= v <= 1, "a fraction from 0 to 1"),
+    "rule_penalty": _FRACTION,
+    "allow": (lambda v: isinstance(v, list) and all(name in BUILTIN_RULES for name in v),
+              f"a list of built-in rule names ({', '.join(BUILTIN_RULES)})"),
+    "editable": (lambda v: _editable_ok(v),
+                 'a non-empty list of paths relative to the kit, e.g. ["labs/{lab}/{lab}.cu"]'),
+    "sanitizer": _ENABLED,
+    "sanitizer_when": (lambda v: v in ("passed", "always"), '"passed" or "always"'),
+    "sanitizer_tools": (lambda v: isinstance(v, list) and all(t in SANITIZER_TOOLS for t in v),
+                        f"a list of tools from {', '.join(SANITIZER_TOOLS)}"),
+    "sanitizer_filter": (lambda v: isinstance(v, str), 'a GoogleTest filter such as "*Gpu*/n_33"'),
+    "sanitizer_penalty": _FRACTION,
+    "max_pct_peak": (lambda v: _is_number(v) and v > 0, "a percentage > 0, e.g. 100"),
 }
+
+
+def _editable_ok(value: Any) -> bool:
+    if not isinstance(value, list) or not value:
+        return False
+    for path in value:
+        if not isinstance(path, str) or not path or path.startswith("/") or "\\" in path:
+            return False
+        if ".." in path.split("/"):
+            return False  # must stay inside the kit
+    return True
 
 
 def _patterns_ok(value: Any) -> bool:

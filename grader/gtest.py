@@ -4,6 +4,12 @@ GoogleTest writes its JSON only when the run ends, so a crash or a hang leaves n
 the test that was running is then read from the `[ RUN      ]` lines of stdout
 (CONTRACT.md). GoogleTest 1.12 writes no skip message into the JSON at all, 1.14 puts
 it under "skipped"; both are read, with stdout as the fallback.
+
+Points come from the JSON only (stdout is the student's to print into). The tests are
+listed first (`--gtest_list_tests`), so a test binary that ends early, e.g. through an
+`exit(0)` in the student's code, cannot pass for one whose tests all ran: every listed
+test without a result counts as failed. A failure whose message names a GPU fault
+(illegal address, launch failure, ...) is marked as one.
 """
 
 from __future__ import annotations
@@ -28,6 +34,27 @@ _END = re.compile(r"^\[\s*(OK|FAILED|SKIPPED)\s*\] ([^\s,]+)")
 _PLAIN_KEYS = {"name", "file", "line", "status", "result", "timestamp", "time",
                "classname", "value_param", "type_param", "failures"}
 
+# Text of a failure message -> the GPU fault it shows (lower-case match). After such a
+# fault the CUDA context is unusable, so the tests after it fail too.
+GPU_FAULTS: tuple[tuple[str, str], ...] = (
+    ("cudaerrorillegaladdress", "illegal memory access"),
+    ("an illegal memory access was encountered", "illegal memory access"),
+    ("cudaerrorlaunchfailure", "unspecified launch failure"),
+    ("unspecified launch failure", "unspecified launch failure"),
+    ("cudaerrormisalignedaddress", "misaligned address"),
+    ("misaligned address", "misaligned address"),
+    ("cudaerrorillegalinstruction", "illegal instruction"),
+    ("an illegal instruction was encountered", "illegal instruction"),
+    ("cudaerrorhardwarestackerror", "hardware stack error"),
+    ("cudaerrorinvalidpc", "invalid program counter"),
+    ("cudaerrorinvalidaddressspace", "invalid address space"),
+    ("cudaerrorassert", "device-side assert"),
+    ("device-side assert triggered", "device-side assert"),
+    ("cudaerrorlaunchtimeout", "kernel timed out"),
+)
+NOT_RUN = "the test binary exited before this test ran (exit(0) in the student code?)"
+LIST_TIMEOUT_S = 60.0
+
 _SIGNAL_HINTS = {
     "SIGSEGV": "a host-side invalid memory access, often a device pointer dereferenced on the host",
     "SIGBUS": "an invalid memory access on the host",
@@ -45,6 +72,7 @@ class TestResult:
     outcome: str  # "passed" | "failed" | "skipped"
     message: str = ""
     time_s: float = 0.0
+    gpu_fault: str | None = None  # e.g. "illegal memory access" when the failure shows one
 
     @property
     def no_gpu(self) -> bool:
@@ -69,35 +97,81 @@ class TestRun:
 
 
 def run_tests(binary: Path, *, seed: int, timeout: float, json_path: Path, cwd: Path | None = None) -> TestRun:
-    """Run `binary` with the grading seed and classify the outcome."""
+    """List the tests of `binary`, run them with the grading seed and classify the outcome."""
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.unlink(missing_ok=True)  # a stale file must not pass for this run's
     command = proc.command_string([binary, f"--seed={seed}"])
+    listed = list_tests(binary, seed=seed, timeout=min(timeout, LIST_TIMEOUT_S), cwd=cwd)
     try:
         result = proc.run([binary, f"--gtest_output=json:{json_path}", f"--seed={seed}"],
                           timeout=timeout, env={"LABKIT_SEED": str(seed)}, cwd=cwd)
     except proc.LaunchError as exc:
         return TestRun(status.ERROR, f"{exc}: rebuild the lab, or check the file's permissions",
                        command=command)
-    return classify(result, _read_json(json_path), timeout=timeout, command=command)
+    return classify(result, _read_json(json_path), timeout=timeout, command=command, listed=listed)
 
 
-def classify(result: proc.ProcResult, data: dict[str, Any] | None, *, timeout: float, command: str) -> TestRun:
-    """Turn a finished run (and its parsed JSON, or None) into a TestRun."""
+def list_tests(binary: Path, *, seed: int, timeout: float, cwd: Path | None = None) -> list[str] | None:
+    """The tests `binary` would run (`--gtest_list_tests`), or None when it cannot say."""
+    try:
+        result = proc.run([binary, "--gtest_list_tests", f"--seed={seed}"], timeout=timeout,
+                          env={"LABKIT_SEED": str(seed)}, cwd=cwd)
+    except proc.LaunchError:
+        return None
+    if result.timed_out or result.returncode != 0 or result.stdout_cut:
+        return None
+    return parse_test_list(result.stdout) or None
+
+
+def parse_test_list(stdout: str) -> list[str]:
+    """`Suite.Name` of every test in `--gtest_list_tests` output (disabled tests left out).
+
+    Suites are lines `Suite.` (perhaps followed by `  # TypeParam = ...`), tests are the
+    indented lines under them; other lines (the kit's `[labkit] ...`) are skipped."""
+    names, suite = [], None
+    for line in stdout.splitlines():
+        text = line.split("#", 1)[0].rstrip()
+        if not text.strip() or text.startswith("["):
+            continue
+        if not line[0].isspace():
+            suite = text[:-1] if text.endswith(".") and " " not in text else None
+        elif suite is not None:
+            name = text.strip()
+            if " " in name or not name:
+                continue
+            if not (suite.split("/")[-1].startswith("DISABLED_") or name.startswith("DISABLED_")):
+                names.append(f"{suite}.{name}")
+    return names
+
+
+def classify(result: proc.ProcResult, data: dict[str, Any] | None, *, timeout: float, command: str,
+             listed: list[str] | None = None) -> TestRun:
+    """Turn a finished run (its parsed JSON, or None; the listed tests, or None) into a TestRun."""
     blocks = output_blocks(result.stdout)
     running = running_test(result.stdout)
     where = f" in test {running}" if running else ""
     if result.timed_out:
         return TestRun(
             status.TIMEOUT, running_test=running, command=command, output=result.output_tail(),
+            tests=unreported(listed, [], running, f"timed out after {timeout:g} s in this test",
+                             f"no result: the test binary timed out{where} first"),
             message=(f"timed out after {timeout:g} s{where}. Likely a deadlock (__syncthreads() "
                      "inside a divergent branch, a spin-wait on a flag no other block sets) or "
                      "an infinite loop (check loop bounds and index updates)"))
     if data is None:
-        how = (f"crashed with {result.signal_name}" if result.signal
-               else f"exited with code {result.returncode} without writing its results")
-        hint = _SIGNAL_HINTS.get(result.signal_name or "")
+        if result.signal:
+            how = f"crashed with {result.signal_name}"
+            hint = _SIGNAL_HINTS.get(result.signal_name or "")
+        elif result.returncode == 0:
+            # exit(0) from the student's code: a success code, but the tests did not all run.
+            how = "exited with code 0 before writing its results"
+            hint = "a call to exit() in your code? Report errors with LAB_CUDA_CHECK, never end the program"
+        else:
+            how = f"exited with code {result.returncode} without writing its results"
+            hint = None
         return TestRun(status.CRASH, running_test=running, command=command, output=result.output_tail(),
+                       tests=unreported(listed, [], running, f"the test binary {how} in this test",
+                                        f"no result: the test binary {how}{where}"),
                        message=f"{how}{where}" + (f" ({hint})" if hint else "")
                        + ". Run the reproduce command to see the output")
     try:
@@ -105,11 +179,41 @@ def classify(result: proc.ProcResult, data: dict[str, Any] | None, *, timeout: f
     except (TypeError, AttributeError, ValueError) as exc:
         return TestRun(status.ERROR, f"unreadable GoogleTest JSON ({exc}): is this a GoogleTest binary?",
                        command=command, output=result.output_tail())
+    missing = unreported(listed, tests, None, NOT_RUN, NOT_RUN)
     if result.signal:
         # Results were written, then the process died (e.g. in a destructor at exit).
-        return TestRun(status.CRASH, tests=tests, command=command, output=result.output_tail(),
+        return TestRun(status.CRASH, tests=tests + missing, command=command, output=result.output_tail(),
                        message=f"crashed with {result.signal_name} after the tests finished (at exit)")
-    return TestRun(*summarize(tests), tests=tests, command=command)
+    code, message = summarize(tests + missing)
+    if missing and code in (status.PASS, status.PARTIAL):
+        code = status.PARTIAL
+        message = (f"{len(missing)} of {len(tests) + len(missing)} tests never reported a result: the "
+                   "test binary exited before running them (exit(0) in the student code?); " + message)
+    return TestRun(code, gpu_fault_note(tests, message), tests=tests + missing, command=command,
+                   output=result.output_tail() if missing else "")
+
+
+def unreported(listed: list[str] | None, results: list[TestResult], running: str | None,
+               running_message: str, other_message: str) -> list[TestResult]:
+    """Failed results for the listed tests that have none in `results`."""
+    have = {t.name for t in results}
+    return [TestResult(name, "failed", running_message if name == running else other_message)
+            for name in (listed or []) if name not in have]
+
+
+def gpu_fault(message: str) -> str | None:
+    """The GPU fault a failure message shows ("illegal memory access", ...), or None."""
+    text = message.lower()
+    return next((fault for mark, fault in GPU_FAULTS if mark in text), None)
+
+
+def gpu_fault_note(tests: list[TestResult], message: str) -> str:
+    """`message`, plus where the first GPU fault happened, if one did."""
+    first = next((t for t in tests if t.gpu_fault), None)
+    if first is None:
+        return message
+    return (f"{message}; GPU fault ({first.gpu_fault}) in {first.name}: the CUDA context is lost after "
+            "it, so later tests fail too. Fix this one first (compute-sanitizer names the line)")
 
 
 def summarize(tests: list[TestResult]) -> tuple[ResultCode, str]:
@@ -154,7 +258,8 @@ def parse_json(data: dict[str, Any], blocks: dict[str, str] | None = None) -> li
                     message = blocks.get(name, "")
             else:
                 outcome, message = "passed", ""
-            results.append(TestResult(name, outcome, trim(message), _seconds(test.get("time"))))
+            fault = gpu_fault(message) if outcome == "failed" else None
+            results.append(TestResult(name, outcome, trim(message), _seconds(test.get("time")), fault))
     return results
 
 

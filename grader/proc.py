@@ -1,9 +1,9 @@
 """Run one subprocess safely: argument list, timeout, capped output, no survivors.
 
-Every program the grader starts (cmake, test and bench binaries) goes through `run`.
-Output goes to temporary files rather than pipes, so a child printing gigabytes can
-neither fill the grader's memory nor block on a full pipe; only the head and the tail
-are kept.
+Every program the grader starts (cmake, test, bench and sanitizer runs) goes through
+`run`. Its output is drained from pipes by reader threads that keep only the head and
+the tail, so a child printing gigabytes fills neither the grader's memory nor the disk,
+and never blocks on a full pipe.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import shlex
 import signal
 import subprocess
-import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +21,9 @@ from typing import BinaryIO
 
 # Bytes kept from each end of stdout and of stderr.
 CAP_BYTES = 64 * 1024
+READ_CHUNK = 64 * 1024
+# Seconds to wait for the output readers once the process group is gone.
+READER_GRACE_S = 5.0
 
 
 class LaunchError(Exception):
@@ -92,30 +95,39 @@ def run(
     full_env = {**os.environ, **env} if env else None
     start = time.monotonic()
     timed_out = False
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        try:
-            # A new session makes the child the leader of its own process group, so
-            # killpg reaches its children too, and a Ctrl-C in the terminal reaches
-            # only the grader, which then cleans up below.
-            child = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                env=full_env, cwd=cwd, start_new_session=True,
-            )
-        except OSError as exc:
-            raise LaunchError(f"cannot run {args[0]}: {exc.strerror or exc}") from exc
-        try:
-            child.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        except BaseException:
-            _kill_group(child)
-            raise
-        # Also after a normal exit: a background child left in the group (a helper
-        # the test spawned) must not outlive the grading of this lab.
+    try:
+        # A new session makes the child the leader of its own process group, so
+        # killpg reaches its children too, and a Ctrl-C in the terminal reaches
+        # only the grader, which then cleans up below.
+        child = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=full_env, cwd=cwd, start_new_session=True,
+        )
+    except OSError as exc:
+        raise LaunchError(f"cannot run {args[0]}: {exc.strerror or exc}") from exc
+    # One thread per stream drains the pipe as fast as the child writes, keeping only
+    # the head and the tail: memory stays bounded and the child never blocks.
+    out, err = _Capture(cap), _Capture(cap)
+    readers = [_start_reader(child.stdout, out), _start_reader(child.stderr, err)]
+    try:
+        child.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    except BaseException:
         _kill_group(child)
-        duration = time.monotonic() - start
-        stdout, stdout_cut = _read_capped(out, cap)
-        stderr, stderr_cut = _read_capped(err, cap)
+        raise
+    # Also after a normal exit: a background child left in the group (a helper
+    # the test spawned) must not outlive the grading of this lab.
+    _kill_group(child)
+    duration = time.monotonic() - start
+    for reader, stream in zip(readers, (child.stdout, child.stderr)):
+        # A process that left the group (setsid) may still hold the pipe open: do not
+        # wait for it forever; its further output is simply not read.
+        reader.join(timeout=READER_GRACE_S)
+        if not reader.is_alive():
+            stream.close()
+    stdout, stdout_cut = out.text()
+    stderr, stderr_cut = err.text()
     return ProcResult(
         command=command_string(args, env), returncode=child.returncode, timed_out=timed_out,
         duration_s=duration, stdout=stdout, stderr=stderr,
@@ -133,18 +145,53 @@ def _kill_group(child: subprocess.Popen[bytes]) -> None:
     child.wait()
 
 
-def _read_capped(stream: BinaryIO, cap: int) -> tuple[str, int]:
-    """Head and tail of a captured stream, decoded; and how many bytes were cut."""
-    size = stream.seek(0, os.SEEK_END)
-    stream.seek(0)
-    if size <= 2 * cap:
-        return stream.read().decode(errors="replace"), 0
-    head = stream.read(cap)
-    stream.seek(size - cap)
-    tail = stream.read(cap)
-    cut = size - 2 * cap
-    note = f"\n[... {cut} bytes of output cut by the grader ...]\n".encode()
-    return (head + note + tail).decode(errors="replace"), cut
+class _Capture:
+    """The first and the last `cap` bytes of a stream, and how many bytes it had in all."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+        self.lock = threading.Lock()
+
+    def add(self, chunk: bytes) -> None:
+        with self.lock:
+            self.total += len(chunk)
+            room = self.cap - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            if chunk:
+                self.tail += chunk
+                if len(self.tail) > self.cap:
+                    del self.tail[:len(self.tail) - self.cap]
+
+    def text(self) -> tuple[str, int]:
+        """Head and tail, decoded; and how many bytes were cut from the middle."""
+        with self.lock:
+            cut = self.total - len(self.head) - len(self.tail)
+            if cut <= 0:
+                return bytes(self.head + self.tail).decode(errors="replace"), 0
+            note = f"\n[... {cut} bytes of output cut by the grader ...]\n".encode()
+            return bytes(self.head + note + self.tail).decode(errors="replace"), cut
+
+
+def _start_reader(stream: BinaryIO, capture: _Capture) -> threading.Thread:
+    def drain() -> None:
+        fd = stream.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, READ_CHUNK)
+            except OSError:
+                return
+            if not chunk:
+                return
+            capture.add(chunk)
+
+    thread = threading.Thread(target=drain, name="grader-output-reader", daemon=True)
+    thread.start()
+    return thread
 
 
 def is_executable(path: Path) -> bool:

@@ -18,6 +18,7 @@ REPORT_SCHEMA = "labkit-report"
 REPORT_VERSION = 1
 MAX_TESTS_SHOWN = 5  # failed tests detailed per lab on the console; the JSON has all
 MAX_MESSAGE_LINES = 6
+MAX_RULES_SHOWN = 10
 
 
 class Progress:
@@ -71,7 +72,10 @@ def failure_details(run: GradingRun) -> str:
             blocks.append(f"{lab.lab}: {lab.status.name}: the same failure as {first}")
         elif lab.status.is_failure:
             text = f"{lab.lab}: {lab.status.name}: {_indent(lab.message, 4).lstrip()}"
-            failed = [t for t in lab.correctness.tests if t["status"] == "failed"]
+            # After a crash or a hang every test without a result is "failed": the message
+            # and the command of the test that was running say more.
+            ended = lab.status.name in ("CRASH", "TIMEOUT")
+            failed = [] if ended else [t for t in lab.correctness.tests if t["status"] == "failed"]
             for test in failed[:MAX_TESTS_SHOWN]:
                 message = "\n".join(test["message"].splitlines()[:MAX_MESSAGE_LINES])
                 text += f"\n  {test['name']}\n{_indent(message, 4)}\n    reproduce: {test['reproduce']}"
@@ -86,15 +90,31 @@ def failure_details(run: GradingRun) -> str:
             blocks.append(f"{lab.lab}: no performance points: {lab.performance.reason}"
                           f"\n  reproduce: {lab.reproduce.get('bench', '')}")
         if lab.rules:
-            lines = "\n".join(f"    {rule['message']}" for rule in lab.rules)
-            blocks.append(f"{lab.lab}: rules broken, -{lab.deduction:g} points:\n{lines}")
+            lines = "\n".join(f"    {rule['message']}" for rule in lab.rules[:MAX_RULES_SHOWN])
+            if len(lab.rules) > MAX_RULES_SHOWN:
+                lines += f"\n    ... and {len(lab.rules) - MAX_RULES_SHOWN} more: see the JSON report"
+            blocks.append(f"{lab.lab}: rules broken, -{lab.rule_deduction:g} points:\n{lines}")
+        if lab.sanitizer is not None and lab.sanitizer.findings:
+            lines = "\n".join(f"    {finding.message}" for finding in lab.sanitizer.findings)
+            blocks.append(f"{lab.lab}: compute-sanitizer found errors, -{lab.sanitizer.deduction:g} points:\n{lines}"
+                          f"\n  reproduce: {lab.reproduce.get('sanitizer', '')}")
+    # Notes, each once with the labs it concerns (a missing compute-sanitizer concerns all).
+    notes: dict[str, list[str]] = {}
+    for lab in run.labs:
+        for note in lab.notes:
+            notes.setdefault(note, []).append(lab.lab)
+    for note, labs in notes.items():
+        blocks.append(f"{', '.join(labs)}: note: {note}")
+    blocks += run.notes  # about the whole run, e.g. a submission's ignored changes
     return "\n\n".join(blocks)
 
 
 def to_json(run: GradingRun) -> dict[str, Any]:
-    """The machine-readable report (schema labkit-report, version 1)."""
+    """The machine-readable report (schema labkit-report, version 1; later fields are
+    additions that readers of version 1 may ignore)."""
     options = run.options
     total, top = grand_total(run)
+    seed_source = options.seed_source or {"seed": options.seed, "how": "given", "identity": None}
     return {
         "schema": REPORT_SCHEMA,
         "version": REPORT_VERSION,
@@ -106,6 +126,14 @@ def to_json(run: GradingRun) -> dict[str, Any]:
         "build_dir": str(options.build_dir),
         "impl": options.impl,
         "seed": options.seed,
+        # How the seed was chosen ("command line", "config", "secret file", "random", ...):
+        # never the secret itself. `--seed <seed>` reproduces the grade.
+        "seed_source": {"how": seed_source.get("how"), "identity": seed_source.get("identity")},
+        "submission": str(options.submission) if options.submission else None,
+        "overlay": ({k: v for k, v in run.overlay.as_dict().items() if k != "ignored_changes"}
+                    if run.overlay else None),
+        "ignored_changes": run.overlay.ignored_changes if run.overlay else [],
+        "notes": run.notes,
         "config": options.config.as_dict(),
         "labs": [_lab_json(lab) for lab in run.labs],
         "total": total,
@@ -117,7 +145,7 @@ def write_json(run: GradingRun, path: Path) -> None:
     """Write the JSON report atomically, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(to_json(run), indent=2) + "\n")
+    tmp.write_text(json.dumps(to_json(run), indent=2, default=str) + "\n")
     os.replace(tmp, path)
 
 
@@ -136,9 +164,15 @@ def _lab_json(lab: LabResult) -> dict[str, Any]:
                         "full": lab.correctness.full, "tests": lab.correctness.tests},
         "performance": {"points": perf.points, "max": perf.max, "ratio": perf.ratio,
                         "t_student_ms": perf.t_student_ms, "t_reference_ms": perf.t_reference_ms,
-                        "reason": perf.reason, "workloads": perf.workloads},
+                        "reason": perf.reason, "workloads": perf.workloads, "flags": perf.flags},
         "rules": lab.rules,
-        "deduction": lab.deduction,
+        "deduction": lab.deduction,  # in all: rule_deduction + sanitizer.deduction
+        "rule_deduction": lab.rule_deduction,
+        "sanitizer": lab.sanitizer.as_dict() if lab.sanitizer else None,
+        "gpu_faults": [{"test": t["name"], "fault": t["gpu_fault"]}
+                       for t in lab.correctness.tests if t.get("gpu_fault")],
+        "notes": lab.notes,
+        "bench_runs": lab.bench_runs,
         "total": lab.total,
         "max": lab.max,
         "bench": lab.bench,
@@ -155,6 +189,8 @@ def _note(lab: LabResult) -> str:
         text = lab.message
     elif lab.rules:
         text = f"rule broken: {lab.rules[0]['message']}"
+    elif lab.sanitizer is not None and lab.sanitizer.findings:
+        text = lab.sanitizer.findings[0].message
     elif perf.reason:
         text = perf.reason
     elif perf.ratio is not None:

@@ -4,7 +4,8 @@ Correctness: the lab's correctness points shared over its tests by weight.
 Performance: only once correctness is full; per graded workload, full points when
 t_student <= full_credit_ratio * t_reference, else points * t_reference / t_student,
 averaged over the graded workloads. Figures that cannot be trusted (wrong timed
-outputs, changed inputs, work hidden from the GPU timer) earn nothing.
+outputs, changed inputs, work hidden from the GPU timer, a speed above the device's
+roofline) earn nothing and are flagged.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ class Performance:
     t_reference_ms: float | None = None
     reason: str = ""  # why no points (or fewer) were given; empty when scored
     workloads: list[dict[str, Any]] = field(default_factory=list)
+    # Why the timed figures were not trusted: "check_failures", "inputs_changed",
+    # "host_suspect", "roofline" (faster than the device's peak allows), "no_student".
+    flags: list[str] = field(default_factory=list)
 
 
 def score_correctness(tests: list[TestResult], settings: LabSettings) -> Correctness:
@@ -47,7 +51,10 @@ def score_correctness(tests: list[TestResult], settings: LabSettings) -> Correct
         weight = settings.weight(test.name)
         total += weight
         passed += weight if test.outcome == "passed" else 0.0
-        rows.append({"name": test.name, "status": test.outcome, "weight": weight, "message": test.message})
+        row = {"name": test.name, "status": test.outcome, "weight": weight, "message": test.message}
+        if test.gpu_fault:
+            row["gpu_fault"] = test.gpu_fault
+        rows.append(row)
     # Decided on the weights, not on rounded points: 69.996 shows as 70.00 but is not full.
     full = bool(tests) and all(r["status"] == "passed" for r in rows if r["weight"] > 0)
     share = passed / total if total else float(full)
@@ -75,9 +82,9 @@ def score_performance(bench: dict[str, Any] | None, settings: LabSettings, *,
     for workload in graded:
         name = workload.get("name", "?")
         student = _result(workload, "student")
-        distrust = _distrust(name, student)
+        flag, distrust = _distrust(name, student, settings.max_pct_peak)
         if distrust:
-            zero.reason = distrust
+            zero.reason, zero.flags = distrust, [flag]
             return zero
         ratio = (workload.get("pair") or {}).get("ratio_median")
         if not _reference_loaded(bench) or not isinstance(ratio, (int, float)) or ratio <= 0:
@@ -100,20 +107,26 @@ def score_performance(bench: dict[str, Any] | None, settings: LabSettings, *,
         workloads=rows)
 
 
-def _distrust(workload: str, student: dict[str, Any] | None) -> str:
-    """Why the student's timed figures cannot be used, or '' when they can."""
+def _distrust(workload: str, student: dict[str, Any] | None, max_pct_peak: float = 100.0) -> tuple[str, str]:
+    """(flag, why) when the student's timed figures cannot be used, else ('', '')."""
     if student is None:
-        return f"the bench reported no student result for {workload!r}"
+        return "no_student", f"the bench reported no student result for {workload!r}"
     if (student.get("check_failures") or 0) > 0:
         first = student.get("first_failure")
-        return (f"the student's timed outputs failed checks in {workload!r}"
-                + (f" ({first})" if first else "") + ": fix correctness at the bench's sizes")
+        return "check_failures", (f"the student's timed outputs failed checks in {workload!r}"
+                                  + (f" ({first})" if first else "") + ": fix correctness at the bench's sizes")
     if student.get("inputs_changed"):
-        return f"the student's code changed its inputs while timed in {workload!r}"
+        return "inputs_changed", f"the student's code changed its inputs while timed in {workload!r}"
     if (student.get("host_suspect") or 0) > 0:
-        return (f"host time far above GPU time in {student['host_suspect']} samples of {workload!r}: "
-                "launch all work on the default stream and return only when it is queued")
-    return ""
+        return "host_suspect", (f"host time far above GPU time in {student['host_suspect']} samples of "
+                                f"{workload!r}: launch all work on the default stream and return only "
+                                "when it is queued")
+    pct = student.get("pct_peak")
+    if isinstance(pct, (int, float)) and pct > max_pct_peak:
+        return "roofline", (f"the student's time in {workload!r} is {pct:.0f}% of the device's peak, faster "
+                            "than the hardware allows: flagged and not scored (is work skipped, or a result "
+                            "reused from an earlier call?)")
+    return "", ""
 
 
 def _result(workload: dict[str, Any], role: str) -> dict[str, Any] | None:

@@ -35,12 +35,22 @@ def write_script(path: Path, body: str) -> Path:
 
 
 def fake_gtest(path: Path, json_fixture: str | None, stdout_fixture: str | None = None,
-               exit_code: int = 0, extra: str = "") -> Path:
+               exit_code: int = 0, extra: str = "", listing: list[str] | None = None) -> Path:
     """A fake test binary: checks the grader's flags (exit 2 if wrong), prints a recorded
-    stdout, runs `extra`, then copies a recorded JSON to the --gtest_output path."""
+    stdout, runs `extra`, then copies a recorded JSON to the --gtest_output path.
+    With `listing` (names `Suite.Name`) it answers --gtest_list_tests as GoogleTest does."""
     lines = [
         "import os, shutil, signal, subprocess, sys, time",
         "args = sys.argv[1:]",
+    ]
+    if listing is not None:
+        lines += [
+            'if "--gtest_list_tests" in args:',
+            '    print("[labkit] seed = 1")',
+            f"    print({gtest_listing(listing)!r}, end='')",
+            "    sys.exit(0)",
+        ]
+    lines += [
         'out = [a.split(":", 1)[1] for a in args if a.startswith("--gtest_output=json:")]',
         'seed = [a.split("=", 1)[1] for a in args if a.startswith("--seed=")]',
         'if not out or not seed or os.environ.get("LABKIT_SEED") != seed[0]:',
@@ -54,6 +64,18 @@ def fake_gtest(path: Path, json_fixture: str | None, stdout_fixture: str | None 
         lines.append(f"shutil.copy({str(fixture(json_fixture))!r}, out[0])")
     lines.append(f"sys.exit({exit_code})")
     return write_script(path, "\n".join(lines) + "\n")
+
+
+def gtest_listing(names: list[str]) -> str:
+    """`--gtest_list_tests` output for tests `Suite.Name` (in the given order)."""
+    out, suite = [], None
+    for name in names:
+        head, test = name.split(".", 1)
+        if head != suite:
+            out.append(f"{head}.")
+            suite = head
+        out.append(f"  {test}" + ("  # GetParam() = 1" if "/" in test else ""))
+    return "\n".join(out) + "\n"
 
 
 def fake_bench(path: Path, json_fixture: str | None, exit_code: int = 0, argv_log: Path | None = None) -> Path:

@@ -6,7 +6,11 @@ import contextlib
 import io
 import json
 import os
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -57,7 +61,8 @@ class CliTestCase(unittest.TestCase):
         # Keep the environment's reference directory out of these runs.
         patcher = mock.patch.dict(os.environ)
         patcher.start()
-        os.environ.pop("LABKIT_REFERENCE_DIR", None)
+        for var in ("LABKIT_REFERENCE_DIR", "LABKIT_PRISTINE", "LABKIT_GRADER_SECRET"):
+            os.environ.pop(var, None)
         self.addCleanup(patcher.stop)
 
     def fake_labs(self, where: Path) -> None:
@@ -69,10 +74,13 @@ class CliTestCase(unittest.TestCase):
         fake_gtest(where / "scan_test", None, extra=SEGFAULT)
         fake_bench(where / "scan_bench", "bench-ok.json", argv_log=self.bench_log)
 
-    def main(self, *args: str) -> tuple[int, str, str]:
+    def main(self, *args: str, sanitizer: bool = False) -> tuple[int, str, str]:
+        """cli.main on the fake kit; the sanitizer stage only when asked for (tests of it
+        put a fake compute-sanitizer on PATH)."""
         out, err = io.StringIO(), io.StringIO()
+        extra = [] if sanitizer else ["--no-sanitizer"]
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main(["--root", str(self.root), "--build-dir", str(self.build), *args])
+            code = cli.main(["--root", str(self.root), "--build-dir", str(self.build), *extra, *args])
         return code, out.getvalue(), err.getvalue()
 
     def report(self, path: Path | None = None) -> dict:
@@ -209,6 +217,40 @@ class GradeNoBuildTest(CliTestCase):
         self.assertTrue(report["interrupted"])
         self.assertEqual([lab["lab"] for lab in report["labs"]], ["vectorAdd"])
         self.assertIn("interrupted", out)
+
+
+class RobustnessTest(CliTestCase):
+    # The report is written after every lab: a grader killed mid-run leaves the labs
+    # graded so far (finished is empty).
+    def test_report_after_each_lab(self):
+        self.fake_labs(self.bin)
+        real = gtest.run_tests
+
+        def die(binary, **kwargs):
+            if binary.name == "reduction_test":
+                raise SystemExit("killed")
+            return real(binary, **kwargs)
+
+        with mock.patch("grader.grade.gtest.run_tests", side_effect=die), self.assertRaises(SystemExit):
+            self.main("--no-build", "vectorAdd", "reduction")
+        report = self.report()
+        self.assertEqual([lab["lab"] for lab in report["labs"]], ["vectorAdd"])
+        self.assertEqual(report["finished"], "")
+
+    # SIGTERM (a CI timeout) stops the grading like Ctrl-C: exit 130, report written,
+    # the hung test binary killed.
+    def test_sigterm(self):
+        fake_gtest(self.bin / "vectorAdd_test", None, extra="time.sleep(60)")
+        log = self.tmp / "grader.log"
+        with open(log, "w") as out:
+            child = subprocess.Popen([sys.executable, "-m", "grader", "--root", str(self.root), "--build-dir",
+                                      str(self.build), "--no-build", "--no-sanitizer", "vectorAdd"],
+                                     stdout=out, stderr=subprocess.STDOUT, cwd=Path(__file__).resolve().parents[2])
+            time.sleep(3)
+            child.send_signal(signal.SIGTERM)
+            code = child.wait(timeout=30)
+        self.assertEqual(code, 130, log.read_text())
+        self.assertTrue(self.report()["interrupted"])
 
 
 class GradeWithBuildTest(CliTestCase):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -64,6 +65,38 @@ class ProcTest(unittest.TestCase):
         self.assertTrue(result.stdout.startswith("h" * 1000))
         self.assertTrue(result.stdout.endswith("TAIL"))
         self.assertIn(f"[... {result.stdout_cut} bytes of output cut by the grader ...]", result.stdout)
+
+    # A flood of output (here 300 MB) is drained as it comes: nothing but the head and
+    # the tail is kept, in memory or on disk, and the child never blocks.
+    def test_flood_is_drained_and_capped(self):
+        code = "import sys\nchunk = b'y' * (1 << 20)\nfor _ in range(300): sys.stdout.buffer.write(chunk)\nprint('END')"
+        start = time.monotonic()
+        result = proc.run([sys.executable, "-c", code], timeout=60)
+        self.assertFalse(result.timed_out)
+        self.assertLess(time.monotonic() - start, 30)
+        self.assertEqual(result.stdout_cut, 300 * (1 << 20) + 4 - 2 * proc.CAP_BYTES)
+        self.assertTrue(result.stdout.endswith("END\n"))
+        self.assertLess(len(result.stdout), 2 * proc.CAP_BYTES + 200)
+
+    # A grandchild that left the process group (setsid) keeps the pipe open: the run
+    # still returns soon after the child itself ends.
+    def test_escaped_grandchild_does_not_block(self):
+        pid_file = self.dir / "pid"
+        script = write_script(self.dir / "escape", f"""
+            import subprocess, sys
+            child = subprocess.Popen([sys.executable, "-c", "import os, time; os.setsid(); time.sleep(30)"])
+            open({str(pid_file)!r}, "w").write(str(child.pid))
+            print("parent done", flush=True)
+        """)
+        start = time.monotonic()
+        result = proc.run([script], timeout=20)
+        self.assertLess(time.monotonic() - start, proc.READER_GRACE_S + 5)
+        self.assertEqual(result.returncode, 0)
+        self.assertIn("parent done", result.stdout)
+        try:
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)  # the test's own stray process
+        except (OSError, ValueError):
+            pass
 
     # Bytes that are not UTF-8 are replaced, not fatal.
     def test_undecodable_output(self):

@@ -46,6 +46,56 @@ class Check(unittest.TestCase):
         self.assertIn("labs/sobel/sobel.cu:3", findings[0].message)
 
 
+class Builtin(unittest.TestCase):
+    """The built-in forbidden rules on student files, reported with file and line."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.root = Path(self.tmp.name)
+        self.file = self.root / "labs" / "reduction" / "reduction.cu"
+        self.file.parent.mkdir(parents=True)
+
+    def findings(self, text: str, allow: tuple[str, ...] = ()) -> list[tuple[str, int]]:
+        self.file.write_text(text)
+        builtin = {k: v for k, v in rules.BUILTIN_RULES.items() if k not in allow}
+        return [(f.rule, f.line) for f in rules.check(self.root, [self.file], [], [], builtin)]
+
+    def test_each_rule(self):
+        cases = {
+            "cub": "#include <cub/cub.cuh>", "thrust": "auto s = thrust::reduce(p, p + n);",
+            "cublas": "cublasSgemm(h);", "npp": "nppiFilterSobelHoriz_8u_C1R(a);",
+            "streams": "cudaStreamCreate(&s);", "device_reset": "cudaDeviceReset();",
+            "device_limits": "cudaDeviceSetLimit(cudaLimitPrintfFifoSize, 1);", "exit": "std::exit(0);",
+            "files": "FILE* f = fopen(name, mode);", "environment": "const char* v = getenv(name);",
+            "processes": "system(cmd);", "dynamic_loading": "void* h = dlopen(path, 1);",
+            "threads": "std::thread t(f);", "test_framework": "GTEST_FLAG_SET(filter, x);",
+            "outside_includes": '#include "../../solutions/reduction/reduction.cu"',
+        }
+        for rule, line in cases.items():
+            self.assertEqual(self.findings(f"// a comment\n{line}\n"), [(rule, 2)], rule)
+
+    def test_message_names_file_line_and_reason(self):
+        self.file.write_text("int a;\nvoid f() { abort(); }\n")
+        finding = rules.check(self.root, [self.file], [], [], rules.BUILTIN_RULES)[0]
+        self.assertTrue(finding.message.startswith("labs/reduction/reduction.cu:2: `abort(` is not allowed"))
+        self.assertIn("LAB_CUDA_CHECK", finding.message)
+        self.assertEqual(finding.as_dict()["rule"], "exit")
+
+    # Mentions in comments and strings, and look-alike names, are not findings; an
+    # include keeps its path but not a comment after it.
+    def test_no_false_findings(self):
+        text = ('#include "lab/cuda_check.h"  // never call exit() here\n'
+                '// cub::DeviceReduce would be faster\n'
+                'const char* s = "fopen(";\n'
+                'void on_exit_cleanup();\nint my_system_time(int);\n'
+                '__global__ void k(float* out) { out[0] = 1.0f; }\n')
+        self.assertEqual(self.findings(text), [])
+
+    def test_allow(self):
+        self.assertEqual(self.findings("auto s = thrust::reduce(p, p + n);\n", allow=("thrust",)), [])
+
+
 class Config(unittest.TestCase):
     def test_sobel_requires_shared_by_default(self):
         cfg = config.from_dict({}, None)
@@ -57,6 +107,11 @@ class Config(unittest.TestCase):
         cfg = config.from_dict({"labs": {"sobel": {"rule_penalty": 0.5}}}, None)
         self.assertEqual(cfg.lab("sobel").required_patterns, [r"__shared__"])
         self.assertEqual(cfg.lab("sobel").rule_penalty, 0.5)
+
+    def test_allow_names_are_checked(self):
+        self.assertEqual(config.from_dict({"labs": {"sort": {"allow": ["thrust"]}}}, None).lab("sort").allow, ["thrust"])
+        with self.assertRaises(config.ConfigError):
+            config.from_dict({"labs": {"sort": {"allow": ["thrusst"]}}}, None)
 
     def test_bad_patterns_and_penalties_are_config_errors(self):
         with self.assertRaises(config.ConfigError):

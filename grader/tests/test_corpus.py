@@ -1,0 +1,226 @@
+"""The corpus of bad submissions (grader/tests/corpus/), graded for real.
+
+Each case folder holds a submission (student files under labs/) and `expect.json`: the
+lab, the designed status, correctness and total ranges, a message the lab's report must
+contain, and the rules and sanitizer tools that must (and alone may) report findings.
+Every case is graded by `python3 -m grader --submission <case> --pristine <this kit>`
+in its own process with a time limit, all cases sharing one build directory (only the
+student's file is recompiled between cases).
+
+Needs an NVIDIA GPU: skipped when `nvidia-smi` is missing or fails. LABKIT_CORPUS=1
+forces the run, LABKIT_CORPUS=0 skips it, LABKIT_CORPUS=nogpu builds and grades every
+case on a machine without a GPU (tests skip, so labs are NO_GPU; build errors and rules
+are still checked). LABKIT_CORPUS_BUILD=DIR picks the shared build directory (default
+build/grader-corpus in the kit). On an H100 the corpus takes a few minutes:
+
+    LABKIT_CORPUS=1 python3 -m unittest grader.tests.test_corpus -v
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+from typing import Any
+
+from grader import cli
+
+KIT = Path(__file__).resolve().parents[2]
+CORPUS = Path(__file__).resolve().parent / "corpus"
+SEED = 20261122
+GRADER_TIMEOUT_S = 1800  # one case, its first build included; the grader must end by itself
+MAX_REPORT_BYTES = 2 * 1024 * 1024
+# The corpus's config: short timeouts, no bench unless a case asks, the sanitizer only
+# where a case expects something of it.
+BASE_CONFIG: dict[str, Any] = {
+    "grader": {"test_timeout_s": 120, "sanitizer_timeout_s": 300, "bench_timeout_s": 300, "bench_reruns": 1},
+    "defaults": {"sanitizer": False},
+}
+# What a case becomes without a GPU unless its "nogpu" entry says otherwise.
+NO_GPU = {"status": "NO_GPU", "correctness": [0, 0], "total": [0, 0], "message": "no CUDA GPU", "sanitizer": None}
+
+
+def cases() -> list[str]:
+    return sorted(p.name for p in CORPUS.iterdir() if (p / "expect.json").is_file())
+
+
+def gpu_present() -> bool:
+    """Whether `nvidia-smi -L` runs and lists a GPU."""
+    if shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        done = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0 and "GPU" in done.stdout
+
+
+def corpus_mode() -> tuple[str | None, str]:
+    """("gpu" | "nogpu", "") to run the corpus, or (None, why it is skipped)."""
+    wanted = os.environ.get("LABKIT_CORPUS", "").strip().lower()
+    if wanted in ("0", "no", "off"):
+        return None, "LABKIT_CORPUS=0"
+    if wanted == "nogpu":
+        return "nogpu", ""
+    if wanted in ("1", "yes", "on") or gpu_present():
+        return "gpu", ""
+    return None, ("no NVIDIA GPU (nvidia-smi missing or failing): the corpus of bad submissions needs one. "
+                  "LABKIT_CORPUS=1 forces it; LABKIT_CORPUS=nogpu builds and grades the cases without a GPU")
+
+
+def expectation(case: str, mode: str) -> dict[str, Any]:
+    expect = json.loads((CORPUS / case / "expect.json").read_text())
+    if mode == "nogpu":
+        overrides = {**NO_GPU, **expect.get("nogpu", {})}
+        expect = {**expect, **overrides}
+    return expect
+
+
+def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def to_toml(data: dict[str, Any], prefix: str = "") -> str:
+    """TOML for nested tables of numbers, booleans, strings and lists of those."""
+    lines, tables = [], []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            tables.append((key, value))
+        else:
+            lines.append(f"{key} = {json.dumps(value)}")  # JSON scalars and lists are valid TOML here
+    text = (f"[{prefix}]\n" if prefix and lines else "") + "".join(line + "\n" for line in lines)
+    for key, value in tables:
+        text += to_toml(value, f"{prefix}.{key}" if prefix else key)
+    return text
+
+
+def build_dir() -> Path:
+    return Path(os.environ.get("LABKIT_CORPUS_BUILD") or KIT / "build" / "grader-corpus").resolve()
+
+
+def lab_texts(lab: dict[str, Any]) -> str:
+    """Everything a student reads about a lab: message, test messages, rules, sanitizer."""
+    parts = [lab.get("message", ""), lab["performance"].get("reason", "")]
+    parts += [t.get("message", "") for t in lab["correctness"]["tests"]]
+    parts += [r.get("message", "") for r in lab.get("rules", [])]
+    parts += [f["message"] for f in ((lab.get("sanitizer") or {}).get("findings") or [])]
+    parts += lab.get("notes", [])
+    return "\n".join(parts)
+
+
+class CorpusTest(unittest.TestCase):
+    mode: str | None = None
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.mode, cls.why = corpus_mode()
+
+    def grade(self, case: str, expect: dict[str, Any]) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+        tmp = Path(tempfile.mkdtemp(prefix=f"corpus-{case}-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        config = merge(BASE_CONFIG, expect.get("config", {}))
+        if expect.get("sanitizer") is not None and self.mode == "gpu":
+            config = merge(config, {"defaults": {"sanitizer": True}})
+        (tmp / "grader.toml").write_text(to_toml(config))
+        labs = [expect["lab"], *expect.get("also", {})]
+        args = [sys.executable, "-m", "grader", "--submission", str(CORPUS / case), "--pristine", str(KIT),
+                "--build-dir", str(build_dir()), "--config", str(tmp / "grader.toml"), "--json",
+                str(tmp / "report.json"), "--seed", str(SEED), *labs]
+        if not expect.get("bench"):
+            args.append("--skip-bench")
+        env = {k: v for k, v in os.environ.items() if k not in ("LABKIT_GRADER_SECRET", "LABKIT_PRISTINE")}
+        done = subprocess.run(args, capture_output=True, text=True, timeout=GRADER_TIMEOUT_S, cwd=KIT, env=env)
+        self.assertIn(done.returncode, (0, 1), f"the grader failed on {case}:\n{done.stdout}\n{done.stderr}")
+        self.assertNotIn("Traceback", done.stdout + done.stderr)
+        report_path = tmp / "report.json"
+        self.assertTrue(report_path.is_file(), f"no report for {case}:\n{done.stdout}")
+        self.assertLess(report_path.stat().st_size, MAX_REPORT_BYTES, "the report must stay small")
+        return done, json.loads(report_path.read_text())
+
+    def check_lab(self, case: str, lab: dict[str, Any], expect: dict[str, Any], console: str) -> None:
+        where = f"{case}/{lab['lab']}: {lab['status']} {lab['message'][:300]}\n{console[-3000:]}"
+        statuses = expect["status"] if isinstance(expect["status"], list) else [expect["status"]]
+        self.assertIn(lab["status"], statuses, where)
+        if "correctness" in expect:
+            low, high = expect["correctness"]
+            self.assertTrue(low <= lab["correctness"]["points"] <= high,
+                            f"correctness {lab['correctness']['points']} not in [{low}, {high}]: {where}")
+        if "total" in expect:
+            low, high = expect["total"]
+            self.assertTrue(low <= lab["total"] <= high, f"total {lab['total']} not in [{low}, {high}]: {where}")
+        if expect.get("message"):
+            self.assertIn(expect["message"], lab_texts(lab), where)
+        rules = sorted({r["rule"] for r in lab.get("rules", [])})
+        if "rules" in expect or "status" in expect:
+            self.assertEqual(rules, sorted(expect.get("rules", [])), f"rule findings: {where}")
+        tools = expect.get("sanitizer")
+        if tools is not None and self.mode == "gpu":
+            sanitizer = lab.get("sanitizer") or {}
+            self.assertTrue(sanitizer.get("ran"), f"the sanitizer did not run ({sanitizer.get('note')}): {where}")
+            found = sorted(f["tool"] for f in sanitizer.get("findings", []))
+            self.assertEqual(found, sorted(tools), f"sanitizer findings {sanitizer.get('findings')}: {where}")
+            if expect.get("sanitizer_message"):
+                self.assertIn(expect["sanitizer_message"], lab_texts(lab), where)
+
+    def run_case(self, case: str) -> None:
+        if self.mode is None:
+            self.skipTest(self.why)
+        expect = expectation(case, self.mode)
+        done, report = self.grade(case, expect)
+        labs = {lab["lab"]: lab for lab in report["labs"]}
+        self.assertEqual(report["seed"], SEED)
+        self.check_lab(case, labs[expect["lab"]], expect, done.stdout)
+        for other, wanted in expect.get("also", {}).items():
+            self.check_lab(case, labs[other], {**wanted, "rules": wanted.get("rules", [])}, done.stdout)
+
+
+def _add_case_tests() -> None:
+    for case in cases():
+        setattr(CorpusTest, f"test_{case}", lambda self, case=case: self.run_case(case))
+
+
+_add_case_tests()
+
+
+class CorpusWithoutGpuTest(unittest.TestCase):
+    """Always runs (no GPU, no compiler): the grader given a corpus case with --no-build
+    ends cleanly with its report, and the rules name file and line."""
+
+    def grade(self, case: str, lab: str) -> dict[str, Any]:
+        tmp = Path(tempfile.mkdtemp(prefix="corpus-nobuild-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            code = cli.main(["--submission", str(CORPUS / case), "--pristine", str(KIT), "--build-dir",
+                             str(tmp / "build"), "--no-build", "--no-sanitizer", "--seed", "1", lab])
+        self.assertEqual(code, 1, out.getvalue())
+        return json.loads((tmp / "build" / "report.json").read_text())["labs"][0]
+
+    def test_forbidden_api_rule(self):
+        lab = self.grade("forbidden_api", "reduction")
+        self.assertEqual(lab["status"], "BUILD_ERROR")  # --no-build: nothing to run
+        cub = [r for r in lab["rules"] if r["rule"] == "cub"]
+        self.assertEqual([(r["file"], r["line"]) for r in cub][:2],
+                         [("labs/reduction/reduction.cu", 4), ("labs/reduction/reduction.cu", 12)])
+
+    def test_exit_rule(self):
+        lab = self.grade("calls_exit", "vectorAdd")
+        self.assertEqual([(r["rule"], r["line"]) for r in lab["rules"]], [("exit", 14)])
+
+    def test_correct_case_breaks_no_rule(self):
+        for case, lab in (("correct", "vectorAdd"), ("correct_reduction", "reduction")):
+            self.assertEqual(self.grade(case, lab)["rules"], [], case)
+
+
+if __name__ == "__main__":
+    unittest.main()

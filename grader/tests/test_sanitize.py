@@ -1,0 +1,243 @@
+"""The compute-sanitizer stage: output parsing (sample outputs in fixtures/sanitizer/),
+classification of a run, a fake compute-sanitizer, and the deduction end to end."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from grader import config, gtest, sanitize
+from grader.proc import ProcResult
+from grader.tests.helpers import fake_gtest, fixture, write_script
+from grader.tests.test_cli import CliTestCase
+
+ROOT = Path("/kit/build/grader/overlay")
+
+
+def sample(name: str) -> str:
+    return fixture(f"sanitizer/{name}.txt").read_text()
+
+
+def result(stdout: str, returncode: int = 0, timed_out: bool = False) -> ProcResult:
+    return ProcResult("compute-sanitizer ...", returncode, timed_out, 1.0, stdout, "")
+
+
+# A fake compute-sanitizer: checks the grader's flags, prints the sample for its tool
+# (FAKE_SANITIZER_<TOOL> names it; none: a clean run) and exits as the real one would.
+FAKE_SANITIZER = f"""
+    import os, sys
+    args = sys.argv[1:]
+    tool = args[args.index("--tool") + 1]
+    assert args[args.index("--error-exitcode") + 1] == "99", args
+    assert "--report-api-errors" in args and any(a.startswith("--gtest_filter=") for a in args), args
+    assert any(a.startswith("--seed=") for a in args) and os.path.exists(args[-3]), args
+    open(os.environ["FAKE_SANITIZER_LOG"], "a").write(" ".join(args) + "\\n")
+    name = os.environ.get("FAKE_SANITIZER_" + tool.upper())
+    text = open(os.path.join({str(fixture("sanitizer"))!r}, name + ".txt")).read() if name else (
+        "========= COMPUTE-SANITIZER\\n[==========] 2 tests from 1 test suite ran. (1 ms total)\\n"
+        "========= ERROR SUMMARY: 0 errors\\n")
+    sys.stdout.write(text)
+    sys.exit(99 if name and "clean" not in name else 0)
+"""
+
+
+class ParseTest(unittest.TestCase):
+    # Out of bounds: the first error (a read), the kernel, the kit-relative line, the
+    # thread, and the total count.
+    def test_memcheck_out_of_bounds(self):
+        finding = sanitize.parse("memcheck", sample("memcheck-oob"), root=ROOT)
+        self.assertEqual(finding.kind, "Invalid __global__ read of size 4 bytes")
+        self.assertEqual(finding.function, "vector_add_kernel")
+        self.assertEqual((finding.file, finding.line), ("labs/vectorAdd/vectorAdd.cu", 21))
+        self.assertEqual((finding.thread, finding.block), ("(97,0,0)", "(0,0,0)"))
+        self.assertEqual(finding.errors, 318)
+        self.assertEqual(finding.message, "memcheck: Invalid __global__ read of size 4 bytes in vector_add_kernel at "
+                                          "labs/vectorAdd/vectorAdd.cu:21 (thread (97,0,0), block (0,0,0)); "
+                                          "318 errors in all")
+
+    # A race: both sides of the first one.
+    def test_racecheck(self):
+        finding = sanitize.parse("racecheck", sample("racecheck-race"), root=ROOT)
+        self.assertEqual(finding.kind, "Race reported between Write access and Read access")
+        self.assertEqual(finding.function, "block_sum_kernel")
+        self.assertEqual((finding.file, finding.line), ("labs/reduction/reduction.cu", 27))
+        self.assertEqual(finding.other, "labs/reduction/reduction.cu:31")
+        self.assertEqual(finding.errors, 2)
+
+    # A barrier in divergent code; the template's return type and arguments dropped.
+    def test_synccheck(self):
+        finding = sanitize.parse("synccheck", sample("synccheck-divergent"), root=ROOT)
+        self.assertEqual(finding.kind, "Barrier error detected. Divergent thread(s) in block")
+        self.assertEqual(finding.function, "block_sum_kernel<256>")
+        self.assertEqual(finding.line, 33)
+        self.assertEqual(finding.thread, "(128,0,0)")
+
+    # cuda-memcheck's older layout: "at 0x... in file:line:function".
+    def test_older_format(self):
+        finding = sanitize.parse("memcheck", sample("memcheck-old-format"), root=Path("/kit"))
+        self.assertEqual((finding.function, finding.file, finding.line),
+                         ("vector_add_kernel", "labs/vectorAdd/vectorAdd.cu", 21))
+
+    def test_clean_outputs(self):
+        for name in ("memcheck-clean", "racecheck-clean", "memcheck-no-tests"):
+            self.assertIsNone(sanitize.parse("memcheck", sample(name)), name)
+
+    def test_short_function(self):
+        self.assertEqual(sanitize.short_function("void (anonymous namespace)::k<(bool)0>(const float *, int)"),
+                         "k<(bool)0>")
+        self.assertEqual(sanitize.short_function("kernel_name"), "kernel_name")
+
+
+class BuiltinFiltersTest(unittest.TestCase):
+    """Each built-in sanitizer filter names tests that exist (checked against the test
+    binaries of any build of this kit; skipped when there is none)."""
+
+    def test_filters_match_tests(self):
+        kit = Path(__file__).resolve().parents[2]
+        checked = 0
+        for lab, test_filter in config.SANITIZER_FILTERS.items():
+            binary = next((b for b in sorted(kit.glob(f"build/*/bin/{lab}_test")) if b.is_file()), None)
+            names = gtest.list_tests(binary, seed=1, timeout=60) if binary else None
+            if not names:
+                continue
+            checked += 1
+            for pattern in test_filter.split(":"):
+                self.assertTrue(any(fnmatch.fnmatchcase(n, pattern) for n in names),
+                                f"{lab}: sanitizer filter {pattern!r} matches no test of {binary}")
+        if not checked:
+            self.skipTest("no built test binary under build/*/bin to check the filters against")
+
+
+class ClassifyTest(unittest.TestCase):
+    def test_errors(self):
+        run = sanitize.classify("memcheck", result(sample("memcheck-oob"), 99), root=ROOT)
+        self.assertEqual(run.status, "errors")
+        self.assertEqual(run.finding.line, 21)
+
+    # Exit 99 with nothing readable still counts as errors.
+    def test_exit_code_without_a_readable_report(self):
+        run = sanitize.classify("memcheck", result("garbled\n", 99))
+        self.assertEqual((run.status, run.finding.kind), ("errors", "errors reported (see the output)"))
+
+    def test_clean_and_failed_tests_are_clean(self):
+        self.assertEqual(sanitize.classify("memcheck", result(sample("memcheck-clean"))).status, "clean")
+        self.assertEqual(sanitize.classify("memcheck", result(sample("memcheck-clean"), 1)).status, "clean")
+
+    def test_no_tests_matched(self):
+        run = sanitize.classify("memcheck", result(sample("memcheck-no-tests")))
+        self.assertEqual(run.status, "no_tests")
+        self.assertIn("sanitizer_filter", run.note)
+
+    def test_timeout_and_tool_failure(self):
+        run = sanitize.classify("racecheck", result("", -9, timed_out=True), timeout=30)
+        self.assertEqual(run.status, "timeout")
+        self.assertIn("sanitizer_timeout_s", run.note)
+        run = sanitize.classify("racecheck", result("========= Internal Sanitizer Error\n", 255))
+        self.assertEqual(run.status, "failed")
+        self.assertIn("no deduction", run.note)
+
+
+class FakeSanitizerTestCase(CliTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.tools = self.tmp / "cuda" / "bin"
+        write_script(self.tools / "compute-sanitizer", FAKE_SANITIZER)
+        self.log = self.tmp / "sanitizer.log"
+        os.environ.update(PATH=f"{self.tools}{os.pathsep}{os.environ['PATH']}", FAKE_SANITIZER_LOG=str(self.log))
+        for tool in ("MEMCHECK", "RACECHECK", "SYNCCHECK"):
+            os.environ.pop(f"FAKE_SANITIZER_{tool}", None)
+
+    def calls(self) -> list[str]:
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+
+class RunTest(FakeSanitizerTestCase):
+    def test_found_on_path_and_run_per_tool(self):
+        binary = fake_gtest(self.bin / "vectorAdd_test", "gtest-1.12-pass.json")
+        os.environ["FAKE_SANITIZER_RACECHECK"] = "racecheck-race"
+        found = sanitize.run(binary, tools=["memcheck", "racecheck", "synccheck"], test_filter="*Gpu*",
+                             seed=5, timeout=30, root=ROOT)
+        self.assertTrue(found.ran)
+        self.assertEqual([r.status for r in found.runs], ["clean", "errors", "clean"])
+        self.assertEqual([f.tool for f in found.findings], ["racecheck"])
+        self.assertIn("--tool racecheck", self.calls()[1])
+        self.assertIn("--gtest_filter=*Gpu*", self.calls()[1])
+
+    def test_not_found(self):
+        with mock.patch.object(sanitize, "find_sanitizer", return_value=None):
+            found = sanitize.run(Path(sys.executable), tools=["memcheck"], test_filter="*", seed=1, timeout=5)
+        self.assertFalse(found.ran)
+        self.assertIn("compute-sanitizer not found", found.note)
+
+
+class GradeWithSanitizerTest(FakeSanitizerTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.fake_labs(self.bin)
+
+    # Findings cost sanitizer_penalty of the earned points and are reported with their line.
+    def test_deduction(self):
+        os.environ["FAKE_SANITIZER_MEMCHECK"] = "memcheck-oob"
+        code, out, err = self.main("--no-build", "--seed", "5", "vectorAdd", sanitizer=True)
+        self.assertEqual(code, 0, out + err)  # still PASS: the points say the rest
+        self.assertIn("vectorAdd: testing... 4/4 tests passed... sanitizer... 1 sanitizer finding(s)... timing", out)
+        lab = self.report()["labs"][0]
+        self.assertEqual(lab["status"], "PASS")
+        self.assertEqual((lab["deduction"], lab["total"]), (25.0, 75.0))
+        self.assertEqual(lab["sanitizer"]["deduction"], 25.0)
+        self.assertEqual(lab["sanitizer"]["findings"][0]["function"], "vector_add_kernel")
+        self.assertIn("compute-sanitizer found errors, -25 points", out)
+        self.assertIn("vector_add_kernel at /kit/build/grader/overlay/labs/vectorAdd/vectorAdd.cu:21", out)
+        self.assertIn("--tool memcheck", lab["reproduce"]["sanitizer"])
+        self.assertEqual(len(self.calls()), 3)
+
+    # A clean run costs nothing; the filter comes from the config.
+    def test_clean_with_config(self):
+        config = self.tmp / "c.toml"
+        config.write_text('[labs.vectorAdd]\nsanitizer_filter = "*Mine*"\nsanitizer_tools = ["memcheck"]\n')
+        code, out, _ = self.main("--no-build", "--config", str(config), "vectorAdd", sanitizer=True)
+        self.assertEqual(code, 0)
+        self.assertEqual(self.report()["labs"][0]["total"], 100.0)
+        self.assertEqual(len(self.calls()), 1)
+        self.assertIn("--gtest_filter=*Mine*", self.calls()[0])
+
+    # By default the stage waits for all tests to pass; "always" runs it on a PARTIAL lab.
+    def test_when_tests_fail(self):
+        self.main("--no-build", "reduction", sanitizer=True)
+        self.assertEqual(self.calls(), [])
+        self.assertIn("once every test passes", self.report()["labs"][0]["sanitizer"]["note"])
+        config = self.tmp / "c.toml"
+        config.write_text('[defaults]\nsanitizer_when = "always"\n')
+        os.environ["FAKE_SANITIZER_RACECHECK"] = "racecheck-race"
+        self.main("--no-build", "--config", str(config), "reduction", sanitizer=True)
+        lab = self.report()["labs"][0]
+        self.assertEqual(len(self.calls()), 3)
+        self.assertEqual(lab["sanitizer"]["deduction"], round(46.67 * 0.25, 2))
+        self.assertEqual(lab["total"], round(46.67 - 11.67, 2))
+
+    # --no-sanitizer, and sanitizer = false, skip the stage.
+    def test_disabled(self):
+        self.main("--no-build", "vectorAdd")  # CliTestCase passes --no-sanitizer
+        self.assertEqual(self.calls(), [])
+        self.assertIn("--no-sanitizer", self.report()["labs"][0]["sanitizer"]["note"])
+        config = self.tmp / "c.toml"
+        config.write_text("[defaults]\nsanitizer = false\n")
+        self.main("--no-build", "--config", str(config), "vectorAdd", sanitizer=True)
+        self.assertEqual(self.calls(), [])
+
+    # No compute-sanitizer anywhere: skipped with a note, once in the console.
+    def test_missing_tool(self):
+        with mock.patch("grader.sanitize.find_sanitizer", return_value=None):
+            code, out, _ = self.main("--no-build", "vectorAdd", sanitizer=True)
+        self.assertEqual(code, 0)
+        self.assertIn("sanitizer skipped (compute-sanitizer not found)", out)
+        self.assertEqual(out.count("compute-sanitizer not found (looked on PATH"), 1)
+        self.assertEqual(self.report()["labs"][0]["total"], 100.0)
+
+
+if __name__ == "__main__":
+    unittest.main()

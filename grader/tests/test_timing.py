@@ -1,0 +1,152 @@
+"""Timing integrity in the grader: a noisy bench runs again and the quieter run is
+scored; results faster than the roofline, wrong timed outputs, changed inputs and hidden
+host work are flagged and earn no performance points."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import unittest
+
+from grader import bench, config, score
+from grader.tests.helpers import load_fixture, write_script
+from grader.tests.test_cli import CliTestCase
+
+SETTINGS = config.from_dict({}, None).lab("vectorAdd")
+
+
+def bench_json(*, noisy: bool = False, rel_se: float = 0.004, ratio: float = 1.01, **student: object) -> dict:
+    data = copy.deepcopy(load_fixture("bench-ok.json"))
+    graded = data["workloads"][0]
+    graded["pair"].update(noisy=noisy, ratio_rel_se=rel_se, ratio_median=ratio)
+    graded["results"][0].update(student)
+    return data
+
+
+class NoiseTest(unittest.TestCase):
+    def test_noise_order(self):
+        quiet, noisy = bench_json(), bench_json(noisy=True, rel_se=0.05)
+        self.assertEqual(bench.noise(quiet), (0, 0.004))
+        self.assertEqual(bench.noise(noisy), (1, 0.05))
+        a, b = bench.BenchRun(None, "", noisy), bench.BenchRun(None, "", quiet)
+        self.assertIs(bench.less_noisy(a, b), b)
+        self.assertIs(bench.less_noisy(b, a), b)
+        failed = bench.BenchRun(object(), "crashed")  # a failed re-run never replaces a scorable run
+        self.assertIs(bench.less_noisy(a, failed), a)
+        self.assertTrue(bench.is_noisy(a))
+        self.assertFalse(bench.is_noisy(b))
+
+
+class DistrustTest(unittest.TestCase):
+    def perf(self, data: dict) -> score.Performance:
+        return score.score_performance(data, SETTINGS, correctness_full=True)
+
+    # Faster than the roofline: flagged, not scored.
+    def test_roofline(self):
+        result = self.perf(bench_json(pct_peak=131.0, ratio=0.2))
+        self.assertEqual((result.points, result.flags), (0, ["roofline"]))
+        self.assertIn("131% of the device's peak", result.reason)
+        lenient = config.from_dict({"defaults": {"max_pct_peak": 150}}, None).lab("vectorAdd")
+        self.assertEqual(score.score_performance(bench_json(pct_peak=131.0), lenient, correctness_full=True).points, 30)
+
+    def test_flags(self):
+        for student, flag in (({"check_failures": 3}, "check_failures"), ({"inputs_changed": True}, "inputs_changed"),
+                              ({"host_suspect": 2}, "host_suspect")):
+            result = self.perf(bench_json(**student))
+            self.assertEqual((result.points, result.flags), (0, [flag]), flag)
+        self.assertEqual(self.perf(bench_json()).flags, [])
+
+
+# A fake bench: noisy on its first call, quiet after (FAKE_BENCH_DIR holds the JSONs).
+FAKE_BENCH = """
+    import os, shutil, sys
+    args = sys.argv[1:]
+    folder = os.environ["FAKE_BENCH_DIR"]
+    count = len(os.listdir(os.path.join(folder, "calls")))
+    open(os.path.join(folder, "calls", str(count)), "w").write(" ".join(args))
+    name = "first.json" if count == 0 else "later.json"
+    shutil.copy(os.path.join(folder, name), args[args.index("--json") + 1])
+"""
+
+
+class RerunTest(CliTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.fake_labs(self.bin)
+        self.folder = self.tmp / "benchdata"
+        (self.folder / "calls").mkdir(parents=True)
+        write_script(self.bin / "vectorAdd_bench", FAKE_BENCH)
+        os.environ["FAKE_BENCH_DIR"] = str(self.folder)
+
+    def use(self, first: dict, later: dict) -> None:
+        (self.folder / "first.json").write_text(json.dumps(first))
+        (self.folder / "later.json").write_text(json.dumps(later))
+
+    def calls(self) -> int:
+        return len(list((self.folder / "calls").iterdir()))
+
+    # Noisy, then quiet: two runs, the quiet one scored, and a note says so.
+    def test_noisy_bench_runs_again(self):
+        self.use(bench_json(noisy=True, rel_se=0.08, ratio=2.0), bench_json(ratio=1.5))
+        code, out, err = self.main("--no-build", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("timing... noisy, timing again... done", out)
+        lab = self.report()["labs"][0]
+        self.assertEqual((self.calls(), lab["bench_runs"]), (2, 2))
+        self.assertEqual(lab["performance"]["ratio"], 1.5)
+        self.assertIn("least noisy run was scored", " ".join(lab["notes"]))
+        self.assertTrue((self.build / "results" / "vectorAdd.bench.2.json").is_file())
+
+    def test_quiet_bench_runs_once(self):
+        self.use(bench_json(), bench_json())
+        self.main("--no-build", "vectorAdd")
+        self.assertEqual((self.calls(), self.report()["labs"][0]["bench_runs"]), (1, 1))
+
+    def test_reruns_configurable(self):
+        self.use(bench_json(noisy=True), bench_json(noisy=True))
+        config_file = self.tmp / "c.toml"
+        config_file.write_text("[grader]\nbench_reruns = 3\n")
+        self.main("--no-build", "--config", str(config_file), "vectorAdd")
+        self.assertEqual(self.calls(), 4)
+        self.assertIn("(still noisy)", " ".join(self.report()["labs"][0]["notes"]))
+
+    # Faster than the roofline: PASS, no performance points, the flag in the report.
+    def test_roofline_flag_end_to_end(self):
+        self.use(bench_json(pct_peak=250.0, ratio=0.3), bench_json())
+        code, out, _ = self.main("--no-build", "vectorAdd")
+        lab = self.report()["labs"][0]
+        self.assertEqual((lab["status"], lab["performance"]["points"]), ("PASS", 0))
+        self.assertEqual(lab["performance"]["flags"], ["roofline"])
+        self.assertIn("faster than the hardware allows", out)
+
+
+class StabilitySummaryTest(unittest.TestCase):
+    """grader/tests/stability.py: totals of several gradings against the 1% bound."""
+
+    @staticmethod
+    def report(seed: int, points: tuple[float, float]) -> dict:
+        labs = [{"lab": "vectorAdd", "status": "PASS", "total": points[0]},
+                {"lab": "reduction", "status": "PASS", "total": points[1]}]
+        return {"seed": seed, "labs": labs, "total": sum(points), "max": 200}
+
+    def test_within_and_beyond(self):
+        from grader.tests import stability
+        ok, text = stability.summarise([self.report(1, (100, 100)), self.report(2, (99, 100)),
+                                        self.report(3, (100, 99.5))], 0.01)
+        self.assertTrue(ok, text)
+        self.assertIn("spread 1.00, allowed 2.00", text)
+        ok, text = stability.summarise([self.report(1, (100, 100)), self.report(2, (97, 100))], 0.01)
+        self.assertFalse(ok)
+        self.assertIn("TOO LARGE", text)
+        self.assertIn("vectorAdd: spread 3.00 points", text)
+        failing = self.report(2, (100, 100))
+        failing["labs"][0]["status"] = "NO_GPU"
+        self.assertTrue(stability.summarise([self.report(1, (100, 100)), failing], 0.01)[0])
+        ok, text = stability.summarise([self.report(1, (100, 100)), failing], 0.01, require_pass=True)
+        self.assertFalse(ok)
+        self.assertIn("not every lab passed in every run (vectorAdd)", text)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -24,7 +24,9 @@
 //              atoms overflow, copies them to the host (16 B each), adds their
 //              contributions on the CPU while the GPU kernel runs, and uploads the grid
 //              rows they touch (4 B per point) to add them to the grid.
-// coulomb_slice_cutoff (what the tests and the grader call) is small_bin.
+// coulomb_slice_cutoff (what the tests and the grader call) is large_bin: on an H100, at
+// the bench's 100 000 atoms and 12 Å cutoff, it took 0.36 ms against small_bin's 0.44 ms,
+// whose fixed costs per call (host offset list, overflow copy) outweigh the atoms it saves.
 //
 // Within a bin the order of the atoms depends on the order the atomics ran in, so the
 // float sums can differ in the last bits from call to call (within coulomb_tolerance).
@@ -474,7 +476,7 @@ void coulomb_small_bin(const float4* atoms, int natoms, float* grid, int nx, int
 
 void coulomb_slice_cutoff(const float4* atoms, int natoms, float* grid, int nx, int ny, float spacing, float z,
                           float cutoff) {
-  coulomb_small_bin(atoms, natoms, grid, nx, ny, spacing, z, cutoff);
+  coulomb_large_bin(atoms, natoms, grid, nx, ny, spacing, z, cutoff);
 }
 
 LAB_REGISTER_VARIANT(coulomb_slice_cutoff, "large_bin", coulomb_large_bin,

@@ -8,7 +8,9 @@
 //       four times, and each atom is read once per four evaluations
 //   v3  eight points per thread spaced a block width (kV3BlockX points) apart, so that a
 //       warp's stores are coalesced and a partial tile wastes no more than one block row
-// coulomb_slice (what the tests and the grader call) is v3.
+//   v4  v3 with the atoms staged through shared memory tile by tile instead of constant
+//       memory (see the comment above v4_kernel for why), in one launch
+// coulomb_slice (what the tests and the grader call) is v4.
 //
 // All variants: before the launches, a small kernel rewrites the atoms as
 // (x, y, (z - z_a)², q) in a workspace, so no kernel recomputes dz² per point; chunks
@@ -152,12 +154,77 @@ __global__ void __launch_bounds__(kV3BlockX* kV3BlockY)
   }
 }
 
-// ---- the host side shared by the three variants ---------------------------------------
+// ---- v4: v3's arithmetic, the atoms staged through shared memory ---------------------
+//
+// Profiling v3 on an H100 (ncu, Warp State Statistics) shows most warp stalls waiting
+// for an immediate-constant-cache miss: the warps of an SM are at different atoms of a
+// 64 KB array, and the fast level of the constant cache is far smaller, so the broadcast
+// that made constant memory attractive mostly misses. v4 lets each block copy a tile of
+// kV4Threads atoms from global memory into shared memory, one atom per thread, and
+// reads them from there: a shared-memory read of one address by the whole warp is a
+// broadcast too, and the tile is always resident. As a bonus there is no 64 KB limit, so
+// every atom is handled in one launch, with no chunks.
+
+constexpr int kV4BlockX = 32, kV4BlockY = 4, kV4Points = 8, kV4Threads = kV4BlockX * kV4BlockY;
+
+__global__ void __launch_bounds__(kV4Threads)
+    v4_kernel(const float4* __restrict__ prepared, int natoms, float* __restrict__ grid, int nx, int ny,
+              float spacing, int tiles_x) {
+  __shared__ float4 s_atoms[kV4Threads];
+  int tx, ty;
+  tile_of_block(tiles_x, &tx, &ty);
+  const int i0 = tx * kV4BlockX * kV4Points + static_cast<int>(threadIdx.x);
+  const int j = ty * kV4BlockY + static_cast<int>(threadIdx.y);
+  const int t = static_cast<int>(threadIdx.y) * kV4BlockX + static_cast<int>(threadIdx.x);
+  // No early return for points outside the grid: every thread must help load the atoms
+  // and reach the barriers. Such points are computed and never stored.
+  const float y = spacing * static_cast<float>(j);
+  float x[kV4Points], energy[kV4Points];
+#pragma unroll
+  for (int k = 0; k < kV4Points; ++k) {
+    x[k] = spacing * static_cast<float>(i0 + k * kV4BlockX);
+    energy[k] = 0.0f;
+  }
+  for (int first = 0; first < natoms; first += kV4Threads) {
+    __syncthreads();  // every thread is done with the previous tile
+    // Past the last atom: a charge of 0 at distance >= 1, which adds exactly 0, so the
+    // loop below always runs kV4Threads times and unrolls without a remainder.
+    s_atoms[t] = first + t < natoms ? prepared[first + t] : make_float4(0.0f, 0.0f, 1.0f, 0.0f);
+    __syncthreads();  // the tile is complete
+#pragma unroll 4
+    for (int n = 0; n < kV4Threads; ++n) {
+      const float4 a = s_atoms[n];
+      const float dy = y - a.y;
+      const float dyz2 = dy * dy + a.z;
+#pragma unroll
+      for (int k = 0; k < kV4Points; ++k) {
+        const float dx = x[k] - a.x;
+        energy[k] += a.w * fast_rsqrt(dx * dx + dyz2);
+      }
+    }
+  }
+  if (j >= ny) return;
+#pragma unroll
+  for (int k = 0; k < kV4Points; ++k) {
+    const int i = i0 + k * kV4BlockX;
+    if (i < nx) grid[at(i, j, nx)] = energy[k];
+  }
+}
+
+// ---- the host side shared by the variants ---------------------------------------------
 
 unsigned grid_for(long long tiles_x, long long tiles_y) {
   const long long tiles = tiles_x * tiles_y;
   if (tiles > INT_MAX) throw std::length_error("coulomb_slice: grid too large for one kernel launch");
   return static_cast<unsigned>(tiles);
+}
+
+// The atoms as (x, y, (z - z_a)^2, q), in workspace slot 0.
+const float4* prepare_atoms(const float4* atoms, int natoms, float z) {
+  float4* prepared = lab::workspace<float4>(static_cast<std::size_t>(natoms), 0);
+  prepare_atoms_kernel<<<(natoms + 255) / 256, 256>>>(atoms, natoms, z, prepared);
+  LAB_CHECK_LAUNCH();
+  return prepared;
 }
 
 // Copies the prepared atoms to constant memory chunk by chunk and runs `launch(count,
@@ -169,9 +236,7 @@ void for_each_chunk(const float4* atoms, int natoms, float* grid, int nx, int ny
     LAB_CUDA_CHECK(cudaMemset(grid, 0, static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny) * sizeof(float)));
     return;
   }
-  float4* prepared = lab::workspace<float4>(static_cast<std::size_t>(natoms), 0);
-  prepare_atoms_kernel<<<(natoms + 255) / 256, 256>>>(atoms, natoms, z, prepared);
-  LAB_CHECK_LAUNCH();
+  const float4* prepared = prepare_atoms(atoms, natoms, z);
   for (int first = 0; first < natoms; first += kChunkAtoms) {
     const int count = natoms - first < kChunkAtoms ? natoms - first : kChunkAtoms;
     // Device to device, ordered on the default stream after the previous chunk's kernel.
@@ -210,12 +275,26 @@ void coulomb_v3(const float4* atoms, int natoms, float* grid, int nx, int ny, fl
   });
 }
 
+void coulomb_v4(const float4* atoms, int natoms, float* grid, int nx, int ny, float spacing, float z) {
+  if (nx <= 0 || ny <= 0) return;
+  if (natoms <= 0) {
+    LAB_CUDA_CHECK(cudaMemset(grid, 0, static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny) * sizeof(float)));
+    return;
+  }
+  const float4* prepared = prepare_atoms(atoms, natoms, z);
+  const long long tiles_x = ceil_div(nx, kV4BlockX * kV4Points);
+  v4_kernel<<<grid_for(tiles_x, ceil_div(ny, kV4BlockY)), dim3(kV4BlockX, kV4BlockY)>>>(
+      prepared, natoms, grid, nx, ny, spacing, static_cast<int>(tiles_x));
+  LAB_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 void coulomb_slice(const float4* atoms, int natoms, float* grid, int nx, int ny, float spacing, float z) {
-  coulomb_v3(atoms, natoms, grid, nx, ny, spacing, z);
+  coulomb_v4(atoms, natoms, grid, nx, ny, spacing, z);
 }
 
 LAB_REGISTER_VARIANT(coulomb_slice, "v1", coulomb_v1, "one point per thread, atoms in constant memory");
 LAB_REGISTER_VARIANT(coulomb_slice, "v2", coulomb_v2, "4 adjacent points per thread, dy^2+dz^2 reused");
 LAB_REGISTER_VARIANT(coulomb_slice, "v3", coulomb_v3, "8 points per thread a warp width apart (coalesced)");
+LAB_REGISTER_VARIANT(coulomb_slice, "v4", coulomb_v4, "v3 with the atoms staged through shared memory");

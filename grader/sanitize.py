@@ -283,10 +283,17 @@ def _locate(finding: Finding, text: str, root: Path | None) -> None:
 
 
 def _relative(path: str, root: Path | None) -> str:
+    """`path` relative to the kit's root, so it names the student's file."""
     if root is not None:
         for base in {str(root), str(root.resolve())}:
             if path.startswith(base.rstrip("/") + "/"):
                 return path[len(base.rstrip("/")) + 1:]
+        if "/" not in path:
+            # Recent compute-sanitizer versions print the file name only
+            # ("in vectorAdd.cu:9"): find it among the labs' files when that is unambiguous.
+            matches = sorted((root / "labs").glob(f"*/{path}")) if path and path[0] != "." else []
+            if len(matches) == 1:
+                return matches[0].relative_to(root).as_posix()
     return path
 
 

@@ -82,6 +82,18 @@ class ParseTest(unittest.TestCase):
         self.assertEqual((finding.function, finding.file, finding.line),
                          ("vector_add_kernel", "labs/vectorAdd/vectorAdd.cu", 21))
 
+    def test_file_name_only(self):
+        # CUDA 13's compute-sanitizer prints "in vectorAdd.cu:9": the kit's file is found by name.
+        text = ("========= Invalid __global__ read of size 4 bytes\n"
+                "=========     at vector_add_kernel(const float *, const float *, float *, int)+0x70 in vectorAdd.cu:9\n"
+                "=========     by thread (33,0,0) in block (0,0,0)\n"
+                "========= ERROR SUMMARY: 190 errors\n")
+        kit = Path(__file__).resolve().parents[2]
+        finding = sanitize.parse("memcheck", text, root=kit)
+        self.assertEqual((finding.file, finding.line), ("labs/vectorAdd/vectorAdd.cu", 9))
+        self.assertEqual(sanitize.parse("memcheck", text.replace("vectorAdd.cu", "nowhere.cu"), root=kit).file,
+                         "nowhere.cu")
+
     def test_clean_outputs(self):
         for name in ("memcheck-clean", "racecheck-clean", "memcheck-no-tests"):
             self.assertIsNone(sanitize.parse("memcheck", sample(name)), name)

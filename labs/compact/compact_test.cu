@@ -18,6 +18,7 @@
 
 #include "compact.h"
 #include "lab/testing.h"
+#include "lab/variants.h"
 
 namespace {
 
@@ -89,7 +90,9 @@ std::vector<int> compact_input(int n, Selectivity s, lab::Seed seed) {
 // Runs compact on a device copy of `in` and checks the count, the kept elements in
 // order, that nothing after them was written, and that `in` is unchanged. `offset`
 // shifts both pointers by that many ints (not 16-byte aligned for vector loads).
-void check_compact(const std::vector<int>& in, int offset = 0) {
+using CompactFn = int(const int*, int*, int);
+
+void check_compact(const std::vector<int>& in, int offset = 0, CompactFn* fn = compact) {
   // Prepare: the CPU result, the input, and a poisoned output with a guard zone after it.
   const int n = static_cast<int>(in.size());
   std::vector<int> expected(in.size());
@@ -100,7 +103,7 @@ void check_compact(const std::vector<int>& in, int offset = 0) {
   dout.poison();
 
   // Run.
-  const int count = compact(din.data() + offset, dout.data() + offset, n);
+  const int count = fn(din.data() + offset, dout.data() + offset, n);
   LAB_CUDA_CHECK(cudaDeviceSynchronize());
 
   // Verify (the prefix is taken with the expected count, so a wrong count cannot hide it).
@@ -249,6 +252,28 @@ TEST_F(CompactGpuEdge, SizesChangeBetweenCalls) {
     check_compact(compact_input(sizes[i], i % 2 == 0 ? Selectivity::Half : Selectivity::NinetyNinePercent, seed));
   }
 }
+
+// Every registered variant of compact (LAB_REGISTER_VARIANT), the interface function
+// itself ("default") included: the bench times them, so they must be right too.
+class CompactVariantsGpu : public lab::GpuTestWithParam<int> {};
+
+TEST_P(CompactVariantsGpu, EveryVariantMatchesCpu) {
+  const int n = GetParam();
+  const std::vector<lab::Variant> variants = lab::local_variants().of("compact");
+  ASSERT_FALSE(variants.empty()) << "no variant of compact is registered: was the lab built with add_lab()?";
+  for (const lab::Variant& v : variants) {
+    for (const Selectivity s : kAllSelectivities) {
+      const lab::Seed seed = lab::case_seed(std::string("compact variant ") + to_string(s), static_cast<std::uint64_t>(n));
+      const int offset = n % 4;  // some sizes start off a 16-byte boundary
+      SCOPED_TRACE("variant " + v.name + ", n = " + std::to_string(n) + ", offset " + std::to_string(offset) + ", " +
+                   to_string(s) + ", " + lab::seed_note(seed));
+      check_compact(compact_input(n, s, seed), offset, reinterpret_cast<CompactFn*>(v.fn));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, CompactVariantsGpu, ::testing::Values(1, 33, 4097, 4099, 65537, (1 << 20) + 3),
+                         lab::size_name);
 
 // ---------------------------------------------------------------------------------
 // expand on the GPU.

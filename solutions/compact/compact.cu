@@ -14,13 +14,17 @@
 //                and find their offsets by "decoupled look-back" on the counts of the
 //                tiles before them (each tile waits only for tiles already running, so
 //                it cannot deadlock). Reads the input once: the DRAM bound of compact.
-// compact() (what the tests and the grader call) uses single_pass.
+//   single_pass_vec  (compact_vec.cu) single_pass with int4 loads, kept values packed
+//                through shared memory right away and coalesced stores: fewer registers,
+//                more blocks per SM, so more of the input is in flight.
+// compact() (what the tests and the grader call) uses single_pass_vec.
 //
 //   ./build/dev/bin/compact_solution_test    the lab's tests against this reference
 //   ./build/dev/bin/compact_solution_bench   every variant timed, with CUB and the CPU
 #include <cstddef>
 
 #include "compact.h"
+#include "compact_vec.cuh"
 #include "lab/buffer.h"
 #include "lab/cuda_check.h"
 #include "lab/variants.h"
@@ -281,7 +285,7 @@ int compact_single_pass(const int* in, int* out, int n) {
 }  // namespace
 }  // namespace compact_solution
 
-int compact(const int* in, int* out, int n) { return compact_solution::compact_single_pass(in, out, n); }
+int compact(const int* in, int* out, int n) { return compact_solution::compact_single_pass_vec(in, out, n); }
 
 LAB_REGISTER_VARIANT(compact, "three_pass", compact_solution::compact_three_pass,
                      "the lecture's map -> hierarchical exclusive scan -> scatter");

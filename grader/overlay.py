@@ -28,6 +28,9 @@ from grader.rules import editable_paths
 
 EXCLUDED_TOP = frozenset({"build"})  # build trees at the kit's top
 EXCLUDED_ANYWHERE = frozenset({".git", "__pycache__"})
+# Files the student template repository has in its own version (grader export writes
+# them: export.GENERATED); they differ from the kit's by design, so they are not listed.
+TEMPLATE_FILES = frozenset({"README.md", ".github/workflows/classroom.yml"})
 MAX_LISTED = 200  # ignored changes listed in the report (all are counted)
 MAX_FILES = 50_000  # files looked at in a submission before giving up the comparison
 MAX_EDITABLE_BYTES = 16 * 1024 * 1024
@@ -189,7 +192,7 @@ def _compare(result: Overlay, pristine: Path, submission: Path, editable: set[st
         if count > MAX_FILES:
             result.truncated = True
             break
-        if rel in editable:
+        if rel in editable or rel in TEMPLATE_FILES:
             continue
         change = _change(path, pristine / rel)
         if change:

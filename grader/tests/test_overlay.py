@@ -181,3 +181,11 @@ class CliOverlayTest(CliTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TemplateFilesTest(unittest.TestCase):
+    # The overlay must not report the template's own README and workflow as changes.
+    def test_matches_what_export_generates(self):
+        from grader import export
+        self.assertEqual(overlay.TEMPLATE_FILES, frozenset(export.GENERATED))
+

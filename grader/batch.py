@@ -1,0 +1,555 @@
+"""Grade a class: `python3 -m grader batch ROSTER --out DIR` writes DIR/gradebook.csv.
+
+ROSTER is a CSV file whose header names the columns `student` and `path`; `path` is a
+local clone of the student's repository (relative paths are relative to the roster's
+folder). Each student is graded by a grader process of its own:
+
+    python3 -m grader --submission PATH --pristine PRISTINE --build-dir DIR/work/STUDENT
+                      --json DIR/reports/STUDENT.json [lab ...]
+
+so only the student-editable files come from the submission (the rest from the pristine
+kit) and the grader draws a hidden seed, recorded in the report. With several GPUs,
+one job runs per GPU (CUDA_VISIBLE_DEVICES names it), so timings never share a device.
+
+    DIR/gradebook.csv           student, total, max, points per lab, status, seed
+    DIR/reports/STUDENT.json    the grader's report (python3 -m grader report turns it into Markdown ...)
+    DIR/logs/STUDENT.log        the grader's output
+    DIR/status/STUDENT.json     how the grader process ended (read by --resume and --collect)
+
+--resume skips students whose report is complete. --slurm FILE writes a Slurm job array
+(one task per roster row) instead of grading; --collect then assembles the gradebook.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import csv
+import io
+import json
+import os
+import queue
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from grader import proc
+from grader.config import COURSE_LABS
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+KIT_ROOT = Path(__file__).resolve().parent.parent
+GRADER_ENV = "LABKIT_BATCH_GRADER"  # a command replacing `python3 -m grader` (tests, wrappers)
+DEFAULT_TIMEOUT_S = 3600
+GRACE_S = 30  # after SIGINT, the grader writes its partial report and ends its children
+MISSING = "missing submission"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")  # becomes a file name
+
+
+class RosterError(Exception):
+    """The roster cannot be used; the message says where and what to do."""
+
+
+@dataclass
+class Entry:
+    index: int  # 0-based row among the students (the Slurm array index)
+    line: int  # line in the roster file
+    student: str
+    path: Path | None  # None: the roster gives no path
+
+    @property
+    def present(self) -> bool:
+        return self.path is not None and self.path.is_dir()
+
+
+def read_roster(path: Path) -> list[Entry]:
+    """The roster's students, checked: header, names, duplicates (RosterError)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet may write a byte-order mark
+    except FileNotFoundError:
+        raise RosterError(f"roster {path} not found: pass a CSV file with the header `student,path`") from None
+    except OSError as exc:
+        raise RosterError(f"cannot read the roster {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise RosterError(f"roster {path} is not UTF-8 text: save it as CSV (UTF-8)") from None
+    rows = list(csv.reader(io.StringIO(text)))
+    header = [cell.strip().lower() for cell in rows[0]] if rows else []
+    if "student" not in header or "path" not in header:
+        found = ",".join(rows[0]) if rows else "an empty file"
+        raise RosterError(f"{path}: the first line must be the header `student,path` (found: {found})")
+    s_col, p_col = header.index("student"), header.index("path")
+    entries: list[Entry] = []
+    seen: dict[str, int] = {}
+    for line, row in enumerate(rows[1:], start=2):
+        if not any(cell.strip() for cell in row) or row[0].lstrip().startswith("#"):
+            continue
+        student = row[s_col].strip() if s_col < len(row) else ""
+        raw = row[p_col].strip() if p_col < len(row) else ""
+        if not student:
+            raise RosterError(f"{path}:{line}: no student name")
+        if not _SAFE_NAME.match(student):
+            raise RosterError(f"{path}:{line}: student {student!r} cannot name a file: use letters, digits "
+                              "and . _ - @ + (e.g. the GitHub user name)")
+        if student.lower() in seen:
+            raise RosterError(f"{path}:{line}: student {student!r} is listed twice (also on line "
+                              f"{seen[student.lower()]}): keep one row per student")
+        seen[student.lower()] = line
+        where = None
+        if raw:
+            where = Path(raw).expanduser()
+            where = (where if where.is_absolute() else path.parent / where).resolve()
+        entries.append(Entry(len(entries), line, student, where))
+    if not entries:
+        raise RosterError(f"{path}: no student rows under the header")
+    return entries
+
+
+# --- GPUs --------------------------------------------------------------------------------
+
+def gpu_ids(spec: str = "auto") -> list[str]:
+    """The GPUs to spread jobs over: CUDA_VISIBLE_DEVICES when set (a Slurm allocation),
+    else the devices `nvidia-smi -L` lists; [] when there is none to name."""
+    if spec != "auto":
+        if spec.isdigit():
+            return [str(i) for i in range(int(spec))]
+        return [gpu.strip() for gpu in spec.split(",") if gpu.strip()]
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").strip()
+    if visible:
+        return [gpu.strip() for gpu in visible.split(",") if gpu.strip()]
+    try:
+        listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [str(i) for i, _ in enumerate(line for line in listing.splitlines() if line.startswith("GPU "))]
+
+
+# --- grading one student --------------------------------------------------------------------
+
+@dataclass
+class Layout:
+    out: Path
+
+    def report(self, student: str) -> Path:
+        return self.out / "reports" / f"{student}.json"
+
+    def log(self, student: str) -> Path:
+        return self.out / "logs" / f"{student}.log"
+
+    def status(self, student: str) -> Path:
+        return self.out / "status" / f"{student}.json"
+
+    def work(self, student: str) -> Path:
+        return self.out / "work" / student
+
+    @property
+    def gradebook(self) -> Path:
+        return self.out / "gradebook.csv"
+
+
+def grader_command() -> list[str]:
+    custom = os.environ.get(GRADER_ENV)
+    return shlex.split(custom) if custom else [sys.executable, "-m", "grader"]
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(errors="replace"))
+    except (OSError, ValueError):
+        return None
+
+
+def complete_report(path: Path, labs: list[str] | None) -> dict[str, Any] | None:
+    """The report at `path` if it is whole (not interrupted, every wanted lab graded), else None."""
+    data = read_json(path)
+    if not isinstance(data, dict) or data.get("schema") != "labkit-report" or data.get("interrupted"):
+        return None
+    graded = {lab.get("lab") for lab in data.get("labs") or [] if isinstance(lab, dict)}
+    if not graded or not data.get("finished") or (labs and not set(labs) <= graded):
+        return None
+    return data
+
+
+def grade_one(entry: Entry, layout: Layout, *, pristine: Path, labs: list[str], timeout: float,
+              gpu: str | None, build_jobs: int | None, keep_work: bool, stop: threading.Event,
+              grader_args: list[str] = ()) -> dict[str, Any]:
+    """Run the grader on one submission; returns (and saves) how the process ended."""
+    status: dict[str, Any] = {"student": entry.student, "path": str(entry.path) if entry.path else None,
+                              "gpu": gpu, "exit": None, "timed_out": False, "interrupted": False, "seconds": 0.0}
+    if not entry.present:
+        status["missing"] = True
+        _save_status(layout, status)
+        return status
+    report = layout.report(entry.student)
+    report.unlink(missing_ok=True)  # a stale report must not pass for this run's
+    for folder in (report.parent, layout.log(entry.student).parent):
+        folder.mkdir(parents=True, exist_ok=True)
+    command = [*grader_command(), "--submission", str(entry.path), "--pristine", str(pristine),
+               "--build-dir", str(layout.work(entry.student)), "--json", str(report), *grader_args, *labs]
+    env = dict(os.environ)
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = gpu
+    if build_jobs:  # several graders compile at once: share the cores instead of oversubscribing them
+        env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(build_jobs))
+    status["command"] = proc.command_string(command, {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None)
+    start = time.monotonic()
+    with layout.log(entry.student).open("w") as log:
+        log.write(f"$ {status['command']}\n")
+        log.flush()
+        try:
+            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                     cwd=KIT_ROOT, env=env, start_new_session=True)
+        except OSError as exc:
+            log.write(f"cannot start the grader: {exc}\n")
+            status["exit"], status["error"] = None, f"cannot start the grader ({exc.strerror or exc})"
+            _save_status(layout, status)
+            return status
+        while True:
+            try:
+                status["exit"] = child.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                if stop.is_set() or time.monotonic() - start > timeout:
+                    status["timed_out" if not stop.is_set() else "interrupted"] = True
+                    status["exit"] = _stop(child)
+                    break
+    status["seconds"] = round(time.monotonic() - start, 1)
+    if not keep_work and complete_report(report, labs or None):
+        shutil.rmtree(layout.work(entry.student), ignore_errors=True)
+    _save_status(layout, status)
+    return status
+
+
+def _stop(child: subprocess.Popen) -> int | None:
+    """SIGINT first: the grader then kills its running program and writes a partial
+    report; SIGKILL to the group if it has not ended after GRACE_S."""
+    for sig, wait in ((signal.SIGINT, GRACE_S), (signal.SIGKILL, None)):
+        try:
+            os.killpg(child.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            return child.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+    return child.returncode
+
+
+def _save_status(layout: Layout, status: dict[str, Any]) -> None:
+    path = layout.status(status["student"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    status["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(status, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+# --- the gradebook --------------------------------------------------------------------------
+
+def row_for(entry: Entry, layout: Layout, labs: list[str] | None) -> dict[str, Any]:
+    """One gradebook row: points from the report, or what happened instead."""
+    row: dict[str, Any] = {"student": entry.student, "total": "", "max": "", "labs": {}, "status": "", "seed": ""}
+    if not entry.present:
+        where = f"no folder {entry.path}" if entry.path else "no path in the roster"
+        row.update(total=0, status=f"{MISSING} ({where})")
+        return row
+    data = read_json(layout.report(entry.student))
+    status = read_json(layout.status(entry.student)) or {}
+    if isinstance(data, dict) and isinstance(data.get("labs"), list):
+        row.update(total=data.get("total", ""), max=data.get("max", ""), seed=data.get("seed", ""))
+        failing = []
+        for lab in data["labs"]:
+            if isinstance(lab, dict):
+                row["labs"][lab.get("lab")] = lab.get("total", "")
+                if lab.get("status") != "PASS":
+                    failing.append(f"{lab.get('lab')} {lab.get('status')}")
+        missing = [lab for lab in labs or [] if lab not in row["labs"]]
+        text = "; ".join(failing) if failing else "ok"
+        if data.get("interrupted") or missing:
+            why = (f"timed out after {status.get('seconds', '?')} s" if status.get("timed_out")
+                   else "interrupted" if data.get("interrupted") else "labs missing from the report")
+            text = f"incomplete ({why}; not graded: {', '.join(missing) or 'the rest'}); {text}"
+        row["status"] = text
+        return row
+    log = layout.log(entry.student)
+    if not status:
+        row["status"] = "not graded yet"
+    elif status.get("timed_out"):
+        row["status"] = f"timed out after {status.get('seconds')} s without a report (log: {log})"
+    elif status.get("interrupted"):
+        row["status"] = "interrupted before the report was written"
+    else:
+        row["status"] = (f"grader failed ({status.get('error') or 'exit ' + str(status.get('exit'))}, no report): "
+                         f"{_last_line(log)} (log: {log})")
+    return row
+
+
+def _last_line(log: Path) -> str:
+    try:
+        lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return lines[-1][:200] if lines else ""
+
+
+def write_gradebook(entries: list[Entry], layout: Layout, labs: list[str] | None) -> list[dict[str, Any]]:
+    """DIR/gradebook.csv for every roster row; returns the rows."""
+    rows = [row_for(entry, layout, labs) for entry in entries]
+    columns = labs or [lab for lab in COURSE_LABS if any(lab in row["labs"] for row in rows)]
+    extra = sorted({lab for row in rows for lab in row["labs"] if lab not in columns and lab})
+    columns = [*columns, *extra]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["student", "total", "max", *columns, "status", "seed"])
+    for row in rows:
+        writer.writerow([row["student"], row["total"], row["max"], *(row["labs"].get(lab, "") for lab in columns),
+                         row["status"], row["seed"]])
+    layout.out.mkdir(parents=True, exist_ok=True)
+    tmp = layout.gradebook.with_name("gradebook.csv.tmp")
+    tmp.write_text(buffer.getvalue())
+    os.replace(tmp, layout.gradebook)
+    return rows
+
+
+def progress_line(done: int, count: int, entry: Entry, status: dict[str, Any], layout: Layout,
+                  labs: list[str] | None, resumed: bool = False) -> str:
+    row = row_for(entry, layout, labs)
+    if not entry.present:
+        text = row["status"]
+    elif row["max"] != "":
+        text = f"{row['total']}/{row['max']}" + ("" if row["status"] == "ok" else f" ({row['status']})")
+    else:
+        text = row["status"]
+    when = "resumed" if resumed else f"{status.get('seconds', 0):.0f} s"
+    return f"[{done}/{count}] {entry.student}: {text} ({when})"
+
+
+# --- Slurm ------------------------------------------------------------------------------------
+
+def slurm_script(roster: Path, out: Path, count: int, pristine: Path, labs: list[str], timeout: float,
+                 sbatch: list[str], grader_args: list[str] = ()) -> str:
+    """A job array with one task per roster row; each task grades its row with --task."""
+    minutes = int(timeout // 60) + 15  # the grader's own timeout, and time to build and clean up
+    task = [*grader_command(), "batch", str(roster), "--out", str(out), "--pristine", str(pristine),
+            "--timeout", f"{timeout:g}", *(f"--grader-arg={arg}" for arg in grader_args),
+            "--task", "${SLURM_ARRAY_TASK_ID}", *(["--labs", *labs] if labs else [])]
+    command = " ".join('"$SLURM_ARRAY_TASK_ID"' if arg == "${SLURM_ARRAY_TASK_ID}" else shlex.quote(arg) for arg in task)
+    collect = [*grader_command(), "batch", str(roster), "--out", str(out), "--collect",
+               *(["--labs", *labs] if labs else [])]
+    lines = [
+        "#!/bin/bash",
+        f"# Grades the {count} students of {roster}, one Slurm array task (and one GPU) each,",
+        "# with a hidden seed per student. Submit with `sbatch` from any folder; once every",
+        "# task has ended, assemble the gradebook:",
+        f"#   {shlex.join(collect)}",
+        "# Tasks that failed can simply be submitted again (--array=<index>).",
+        "#SBATCH --job-name=labkit-grade",
+        f"#SBATCH --array=0-{count - 1}",
+        "#SBATCH --gres=gpu:1",
+        "#SBATCH --cpus-per-task=8",
+        f"#SBATCH --time={minutes // 60:02d}:{minutes % 60:02d}:00",
+        f"#SBATCH --output={out}/logs/slurm-%A_%a.out",
+        *[f"#SBATCH {option}" for option in sbatch],
+        "set -euo pipefail",
+        "command -v nvcc >/dev/null 2>&1 || export PATH=/usr/local/cuda/bin:$PATH",
+        f"cd {shlex.quote(str(KIT_ROOT))}",
+        command,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# --- command line -------------------------------------------------------------------------------
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise SystemExit(f"grader batch: error: {message} (see --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python3 -m grader batch",
+        description="Grade many local submissions with the pristine kit and hidden seeds into a gradebook "
+                    "(DIR/gradebook.csv) and per-student reports (DIR/reports/).",
+        epilog="ROSTER: a CSV file with the header `student,path` (path: a clone of the student's repository; "
+               "relative to the roster's folder). Exit status: 0 every submission graded; 1 some grader "
+               "failed or timed out; 2 bad usage or roster; 130 interrupted (the gradebook holds what was done).")
+    parser.add_argument("roster", type=Path, help="CSV file with the columns student,path")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="where the gradebook, reports and logs go")
+    parser.add_argument("--pristine", type=Path, metavar="DIR",
+                        help="the kit to build each submission in; only student-editable files come from the "
+                             "submission (default: $LABKIT_PRISTINE, else this kit)")
+    parser.add_argument("--secret-file", type=Path, metavar="FILE",
+                        help="passed to the grader: derive each hidden seed from this instructor secret and the "
+                             "submission, so a regrade of the same submission gets the same seed")
+    parser.add_argument("--grader-arg", action="append", default=[], metavar="ARG",
+                        help="an extra argument for every grader run, e.g. --grader-arg=--no-sanitizer (repeatable)")
+    parser.add_argument("--labs", nargs="+", metavar="LAB", help="labs to grade (default: every lab the grader finds)")
+    parallel = parser.add_mutually_exclusive_group()
+    parallel.add_argument("--jobs", type=int, metavar="N",
+                          help="students graded at once (default: one per GPU); jobs share GPUs round-robin")
+    parallel.add_argument("--gpus", default="auto", metavar="auto|N|LIST",
+                          help="GPUs to use, one job each: auto (CUDA_VISIBLE_DEVICES, else nvidia-smi -L), "
+                               "a count, or a list such as 0,2 (default: auto)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
+                        help=f"seconds per student before the grader is stopped (default: {DEFAULT_TIMEOUT_S})")
+    parser.add_argument("--resume", action="store_true", help="skip students whose report is already complete")
+    parser.add_argument("--keep-work", action="store_true",
+                        help="keep each student's build folder DIR/work/STUDENT (default: deleted once graded)")
+    parser.add_argument("--slurm", type=Path, metavar="FILE",
+                        help="write a Slurm job-array script (one task per student) instead of grading")
+    parser.add_argument("--sbatch", action="append", default=[], metavar="OPTION",
+                        help="an extra #SBATCH line for --slurm, e.g. --sbatch=--partition=gpu (repeatable)")
+    parser.add_argument("--collect", action="store_true",
+                        help="grade nothing: assemble the gradebook from DIR (after the Slurm array)")
+    parser.add_argument("--task", type=int, metavar="INDEX", help=argparse.SUPPRESS)  # one roster row (Slurm)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python3 -m grader batch`; returns the exit status."""
+    try:
+        args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+        labs = _labs(args.labs)
+        if args.timeout <= 0:
+            raise SystemExit("grader batch: error: --timeout must be a positive number of seconds")
+        if args.jobs is not None and args.jobs < 1:
+            raise SystemExit("grader batch: error: --jobs must be at least 1")
+        entries = read_roster(args.roster.resolve())
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+            return EXIT_USAGE
+        return int(exc.code or 0)
+    except RosterError as exc:
+        print(f"grader batch: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    out = args.out.resolve()
+    pristine = (args.pristine or Path(os.environ.get("LABKIT_PRISTINE") or KIT_ROOT)).resolve()
+    if args.secret_file:
+        if not args.secret_file.is_file():
+            print(f"grader batch: error: --secret-file {args.secret_file} not found", file=sys.stderr)
+            return EXIT_USAGE
+        args.grader_arg = ["--secret-file", str(args.secret_file.resolve()), *args.grader_arg]
+    if not (pristine / "labs").is_dir():
+        print(f"grader batch: error: --pristine {pristine} is not a kit (it has no labs/ folder)", file=sys.stderr)
+        return EXIT_USAGE
+    layout = Layout(out)
+
+    if args.slurm:
+        text = slurm_script(args.roster.resolve(), out, len(entries), pristine, labs, args.timeout, args.sbatch,
+                            args.grader_arg)
+        args.slurm.parent.mkdir(parents=True, exist_ok=True)
+        args.slurm.write_text(text)
+        args.slurm.chmod(0o755)
+        (out / "logs").mkdir(parents=True, exist_ok=True)  # Slurm does not create the folder of --output
+        print(f"wrote {args.slurm}: a job array of {len(entries)} tasks, one GPU each")
+        print(f"submit:  sbatch {args.slurm}")
+        print(f"then:    python3 -m grader batch {args.roster} --out {args.out} --collect"
+              + (f" --labs {' '.join(labs)}" if labs else ""))
+        return EXIT_OK
+    if args.collect:
+        rows = write_gradebook(entries, layout, labs)
+        return _summary(rows, layout)
+    if args.task is not None:
+        if not 0 <= args.task < len(entries):
+            print(f"grader batch: error: --task {args.task} is outside the roster's rows 0-{len(entries) - 1}",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        entry = entries[args.task]
+        status = grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=None,
+                           build_jobs=None, keep_work=args.keep_work, stop=threading.Event(),
+                           grader_args=args.grader_arg)
+        print(progress_line(1, 1, entry, status, layout, labs))
+        return EXIT_OK if _graded(entry, layout, labs) else EXIT_FAILED
+    return run_batch(entries, layout, args, labs, pristine)
+
+
+def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, labs: list[str], pristine: Path) -> int:
+    gpus = gpu_ids(args.gpus)
+    jobs = args.jobs or max(1, len(gpus))
+    slots: queue.Queue[str | None] = queue.Queue()
+    for k in range(jobs):
+        slots.put(gpus[k % len(gpus)] if gpus else None)
+    build_jobs = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
+    where = f"GPUs {','.join(gpus)}" if gpus else "no GPU found (the GPU tests will not run)"
+    print(f"grading {len(entries)} students, {jobs} at a time, {where}; output in {layout.out}", flush=True)
+
+    todo, done, count = [], 0, len(entries)
+    for entry in entries:
+        if args.resume and entry.present and complete_report(layout.report(entry.student), labs or None):
+            done += 1
+            print(progress_line(done, count, entry, read_json(layout.status(entry.student)) or {}, layout, labs,
+                                resumed=True), flush=True)
+        else:
+            todo.append(entry)
+    stop = threading.Event()
+
+    def work(entry: Entry) -> dict[str, Any]:
+        gpu = slots.get()
+        try:
+            if stop.is_set():
+                return {"student": entry.student, "skipped": True}
+            return grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=gpu,
+                             build_jobs=build_jobs, keep_work=args.keep_work, stop=stop, grader_args=args.grader_arg)
+        finally:
+            slots.put(gpu)
+
+    interrupted = False
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(work, entry): entry for entry in todo}
+        pending = set(futures)
+        while pending:
+            try:
+                finished, pending = concurrent.futures.wait(pending, timeout=1.0,
+                                                            return_when=concurrent.futures.FIRST_COMPLETED)
+            except KeyboardInterrupt:
+                if not interrupted:
+                    print("\ninterrupted: stopping the running graders (their partial reports are kept)...",
+                          flush=True)
+                interrupted = True
+                stop.set()
+                continue
+            for future in finished:
+                status = future.result()
+                if status.get("skipped"):
+                    continue
+                done += 1
+                print(progress_line(done, count, futures[future], status, layout, labs), flush=True)
+    rows = write_gradebook(entries, layout, labs)
+    code = _summary(rows, layout)
+    return EXIT_INTERRUPTED if interrupted else code
+
+
+def _graded(entry: Entry, layout: Layout, labs: list[str]) -> bool:
+    return not entry.present or complete_report(layout.report(entry.student), labs or None) is not None
+
+
+def _summary(rows: list[dict[str, Any]], layout: Layout) -> int:
+    missing = sum(1 for row in rows if str(row["status"]).startswith(MISSING))
+    failed = [row for row in rows if row["max"] == "" and not str(row["status"]).startswith(MISSING)]
+    incomplete = [row for row in rows if str(row["status"]).startswith("incomplete")]
+    graded = len(rows) - missing - len(failed)
+    print(f"gradebook: {layout.gradebook} ({graded} graded, {missing} missing submissions, "
+          f"{len(failed)} without a report, {len(incomplete)} incomplete)")
+    for row in failed + incomplete:
+        print(f"  {row['student']}: {row['status']}")
+    if failed or incomplete:
+        print("  grade them again with --resume (complete reports are kept)")
+    return EXIT_FAILED if failed or incomplete else EXIT_OK
+
+
+def _labs(names: list[str] | None) -> list[str]:
+    if not names:
+        return []
+    by_lower = {lab.lower(): lab for lab in COURSE_LABS}
+    unknown = [name for name in names if name.lower() not in by_lower]
+    if unknown:
+        raise SystemExit(f"grader batch: error: unknown lab {unknown[0]!r}: the labs are {', '.join(COURSE_LABS)}")
+    return [by_lower[name.lower()] for name in names]

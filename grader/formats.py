@@ -1,0 +1,784 @@
+"""Course formats of a grading report: Markdown, JUnit XML, GitHub Classroom, Gradescope,
+GitHub annotations.
+
+    python3 -m grader report build/grader/report.json --markdown - --junit junit.xml
+
+Every format is a pure function of the JSON report (schema labkit-report, what
+`report.to_json` writes), so a report can be turned into any of them later, on any
+machine. A report with missing or odd fields (an older grader, a run that was cut
+short) still gives every format: what is missing becomes a note, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import math
+import re
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from grader.config import COURSE_LABS
+
+EXIT_OK, EXIT_DEGRADED, EXIT_USAGE = 0, 1, 2
+MAX_MESSAGE_CHARS = 1500  # per test in Classroom and Gradescope: env variables and check runs have limits
+MAX_ANNOTATIONS = 50  # GitHub shows at most 50 annotations of a kind per job
+MAX_FAILED_SHOWN = 10  # failed tests detailed per lab in the Markdown summary
+STATUS_ICONS = {"PASS": "✅", "PARTIAL": "⚠️"}
+SOURCE_SUFFIXES = ("cu", "cuh", "h", "hpp", "cpp", "cc", "c")
+TOP_DIRS = ("labs", "common", "solutions", "grader", "cmake")  # folders of the kit, to make paths repo-relative
+
+# Compiler diagnostics: nvcc `file.cu(12): error: ...`, `file.cu(12): error #177-D: ...`,
+# gcc/clang `file.cu:12:5: error: ...` (host code and -Werror warnings).
+_SUFFIX = "|".join(SOURCE_SUFFIXES)
+_NVCC_DIAG = re.compile(rf"(?P<path>[^\s\"'()]+\.(?:{_SUFFIX}))\((?P<line>\d+)\): (?:catastrophic )?error\b[^:]*: (?P<msg>.*)")
+_GCC_DIAG = re.compile(rf"(?P<path>[^\s\"'():]+\.(?:{_SUFFIX})):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)")
+# A location inside a test failure: `labs/x/x_test.cu:57` (GoogleTest) or `x.cu:41: CUDA error` (LAB_CUDA_CHECK).
+_LOCATION = re.compile(rf"(?P<path>[^\s\"'():]+\.(?:{_SUFFIX}))(?::(?P<line>\d+)|\((?P<pline>\d+)\))")
+_XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+# --- reading a report, whatever its state --------------------------------------------
+
+@dataclass
+class Test:
+    name: str
+    status: str  # passed | failed | skipped
+    weight: float
+    message: str = ""
+    reproduce: str = ""
+    time_s: float | None = None
+
+
+@dataclass
+class Lab:
+    name: str
+    status: str
+    message: str = ""
+    total: float = 0.0
+    max: float = 0.0
+    correctness: float = 0.0
+    correctness_max: float = 0.0
+    performance: float = 0.0
+    performance_max: float = 0.0
+    ratio: float | None = None  # t_student / t_reference
+    performance_reason: str = ""
+    deduction: float = 0.0  # in all: rules and compute-sanitizer
+    rule_deduction: float = 0.0
+    rules: list[str] = field(default_factory=list)
+    sanitizer_deduction: float = 0.0
+    sanitizer: list[tuple[str, str | None, int | None]] = field(default_factory=list)  # (message, file, line)
+    notes: list[str] = field(default_factory=list)
+    tests: list[Test] = field(default_factory=list)
+    reproduce: dict[str, str] = field(default_factory=dict)
+    output: str = ""
+    bench: dict[str, Any] | None = None
+
+    @property
+    def student_file(self) -> str:
+        return f"labs/{self.name}/{self.name}.cu"
+
+    @property
+    def failure_command(self) -> str:
+        return self.reproduce.get("failure") or self.reproduce.get("build") or self.reproduce.get("test") or ""
+
+
+@dataclass
+class Report:
+    labs: list[Lab]
+    total: float
+    max: float
+    seed: Any = None
+    grader_version: str = ""
+    root: str = ""
+    impl: str = "student"
+    started: str = ""
+    finished: str = ""
+    interrupted: bool = False
+    notes: list[str] = field(default_factory=list)  # what was missing or odd in the report
+
+
+def read(data: Any) -> Report:
+    """A Report view of the JSON report `data`; missing fields get defaults and a note."""
+    notes: list[str] = []
+    if data is None:  # no report at all: the caller says why
+        return Report([], 0.0, 0.0)
+    if not isinstance(data, dict):
+        return Report([], 0.0, 0.0, notes=["the report is not a JSON object: nothing was graded"])
+    if data.get("schema") != "labkit-report":
+        notes.append(f"unexpected report schema {data.get('schema')!r} (expected 'labkit-report')")
+    elif data.get("version") != 1:
+        notes.append(f"report version {data.get('version')!r}: this grader reads version 1; some fields may be missing")
+    notes += [_str(note).removeprefix("note: ") for note in _list(data.get("notes")) if note]
+    raw_labs = data.get("labs")
+    if not isinstance(raw_labs, list):
+        notes.append("the report has no list of labs")
+        raw_labs = []
+    labs = [_read_lab(raw, notes) for raw in raw_labs if isinstance(raw, dict)]
+    total = _num(data.get("total"), round(sum(lab.total for lab in labs), 2))
+    top = _num(data.get("max"), round(sum(lab.max for lab in labs), 2))
+    interrupted = bool(data.get("interrupted"))
+    if interrupted:
+        notes.append("the grading run was interrupted: labs not listed were not graded")
+    return Report(labs, total, top, seed=data.get("seed"), grader_version=_str(data.get("grader_version")),
+                  root=_str(data.get("root")), impl=_str(data.get("impl")) or "student",
+                  started=_str(data.get("started")), finished=_str(data.get("finished")),
+                  interrupted=interrupted, notes=notes)
+
+
+def _read_lab(raw: dict[str, Any], notes: list[str]) -> Lab:
+    name = _str(raw.get("lab")) or "?"
+    status = _str(raw.get("status")) or "ERROR"
+    if "status" not in raw:
+        notes.append(f"{name}: the report gives no status")
+    corr = _dict(raw.get("correctness"))
+    perf = _dict(raw.get("performance"))
+    tests = []
+    for row in _list(corr.get("tests")):
+        if not isinstance(row, dict):
+            continue
+        time_s = row.get("time_s", row.get("time"))
+        tests.append(Test(name=_str(row.get("name")) or "?", status=_str(row.get("status")) or "failed",
+                          weight=_num(row.get("weight"), 1.0), message=_str(row.get("message")),
+                          reproduce=_str(row.get("reproduce")),
+                          time_s=time_s if isinstance(time_s, (int, float)) else None))
+    lab = Lab(name=name, status=status, message=_str(raw.get("message")),
+              correctness=_num(corr.get("points"), 0.0), correctness_max=_num(corr.get("max"), 0.0),
+              performance=_num(perf.get("points"), 0.0), performance_max=_num(perf.get("max"), 0.0),
+              ratio=perf.get("ratio") if isinstance(perf.get("ratio"), (int, float)) else None,
+              performance_reason=_str(perf.get("reason")), deduction=_num(raw.get("deduction"), 0.0),
+              rules=[_str(r.get("message")) if isinstance(r, dict) else _str(r) for r in _list(raw.get("rules"))],
+              tests=tests, reproduce={k: _str(v) for k, v in _dict(raw.get("reproduce")).items()},
+              output=_str(raw.get("output")), bench=raw.get("bench") if isinstance(raw.get("bench"), dict) else None)
+    sanitizer = _dict(raw.get("sanitizer"))
+    lab.sanitizer_deduction = _num(sanitizer.get("deduction"), 0.0)
+    for finding in _list(sanitizer.get("findings")):
+        finding = _dict(finding)
+        line = finding.get("line")
+        lab.sanitizer.append((_str(finding.get("message")) or _str(finding.get("kind")) or "compute-sanitizer error",
+                              _str(finding.get("file")) or None, line if isinstance(line, int) else None))
+    lab.rule_deduction = _num(raw.get("rule_deduction"), round(lab.deduction - lab.sanitizer_deduction, 2))
+    lab.notes = [_str(note).removeprefix("note: ") for note in _list(raw.get("notes")) if note]
+    lab.total = _num(raw.get("total"), round(lab.correctness + lab.performance - lab.deduction, 2))
+    lab.max = _num(raw.get("max"), lab.correctness_max + lab.performance_max)
+    return lab
+
+
+def _num(value: Any, default: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return default
+    return value
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _pts(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def _clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit].rstrip() + f"\n[... {len(text) - limit} more characters]"
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    first = lines[0].strip()
+    if first.endswith(":") and len(lines) > 1:  # "compilation failed:" says little alone
+        first += " " + lines[1].strip()
+    return first
+
+
+def _speed(lab: Lab) -> float | None:
+    """How many times faster than the reference (above 1: faster)."""
+    return round(1.0 / lab.ratio, 3) if lab.ratio else None
+
+
+# --- Markdown (for $GITHUB_STEP_SUMMARY) -----------------------------------------------
+
+def markdown(data: Any) -> str:
+    """The score table, every failure with the command that reproduces it, the bench figures."""
+    report = read(data)
+    out = []
+    share = f" ({100 * report.total / report.max:.1f}%)" if report.max else ""
+    out.append(f"## CUDA labs: {_pts(report.total)} / {report.max:g} points{share}\n")
+    if report.labs:
+        out.append("| lab | status | correctness | performance | total | note |")
+        out.append("|:--|:--|--:|--:|--:|:--|")
+        for lab in report.labs:
+            out.append(f"| {lab.name} | {STATUS_ICONS.get(lab.status, '❌')} {lab.status} "
+                       f"| {_pts(lab.correctness)} / {lab.correctness_max:g} "
+                       f"| {_pts(lab.performance)} / {lab.performance_max:g} "
+                       f"| **{_pts(lab.total)}** / {lab.max:g} | {_md_cell(_note(lab))} |")
+        out.append(f"| **total** | | | | **{_pts(report.total)}** / {report.max:g} | |")
+    else:
+        out.append("No lab was graded: see the log of the grading step.")
+    facts = [f"seed {report.seed}" if report.seed is not None else "",
+             f"grader {report.grader_version}" if report.grader_version else "",
+             "the reference solutions" if report.impl == "solution" else "",
+             f"graded {report.finished}" if report.finished else ""]
+    out.append("\n" + " · ".join(f for f in facts if f))
+    lab_notes: dict[str, list[str]] = {}
+    for lab in report.labs:
+        for note in lab.notes:
+            lab_notes.setdefault(note, []).append(lab.name)
+    for note in report.notes + [f"{', '.join(labs)}: {note}" for note, labs in lab_notes.items()]:
+        out.append(f"\n> **Note:** {note}")
+
+    failures = [_md_failure(lab) for lab in report.labs if lab.status != "PASS" or lab.rules or lab.sanitizer]
+    if failures:
+        out.append("\n### What to fix\n")
+        out.extend(failures)
+    bench = _md_bench(report.labs)
+    if bench:
+        out.append("\n### Timing\n")
+        out.append(bench)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _note(lab: Lab) -> str:
+    if lab.status != "PASS":
+        return _first_line(lab.message) or lab.status
+    if lab.rules:
+        return f"rule broken: {lab.rules[0]}"
+    if lab.sanitizer:
+        return lab.sanitizer[0][0]
+    if lab.performance_reason:
+        return lab.performance_reason
+    if lab.ratio:
+        return f"{lab.ratio:.2f}× the reference time"
+    return ""
+
+
+def _md_cell(text: str, limit: int = 120) -> str:
+    text = text if len(text) <= limit else text[:limit - 3] + "..."
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _fence(text: str) -> str:
+    """`text` in a code block that no backtick run inside it can close."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}text\n{text}\n{ticks}"
+
+
+def _md_failure(lab: Lab) -> str:
+    failed = [t for t in lab.tests if t.status == "failed"]
+    # With failed tests the message is their count; otherwise it is shown whole below.
+    parts = [f"#### {lab.name}: {lab.status}" + (f": {_first_line(lab.message)}" if failed and lab.message else "")]
+    for test in failed[:MAX_FAILED_SHOWN]:
+        parts.append(f"- **{test.name}**" + (" (no points: a test of the provided code)" if not test.weight else ""))
+        if test.message:
+            parts.append(_indent(_fence(_clip(test.message, 800)), 2))
+        if test.reproduce:
+            parts.append(f"  Reproduce: `{test.reproduce}`")
+    if len(failed) > MAX_FAILED_SHOWN:
+        parts.append(f"- ... and {len(failed) - MAX_FAILED_SHOWN} more failed tests (see the JSON report)")
+    if not failed and lab.status != "PASS":
+        detail = lab.message.strip()
+        # A build error's message already holds the compiler's error lines; the output tail
+        # helps only when it does not.
+        if lab.output and (lab.status in ("CRASH", "ERROR")
+                           or (lab.status == "BUILD_ERROR" and not compile_errors(lab.message))):
+            detail += "\n\n" + lab.output.strip()
+        if detail:
+            parts.append(_fence(_clip(detail, 3000)))
+        if lab.failure_command:
+            parts.append(f"Reproduce: `{lab.failure_command}`")
+    if lab.rules:
+        parts.append(f"Rules broken (-{lab.rule_deduction:g} points):")
+        parts.extend(f"- {rule}" for rule in lab.rules)
+    if lab.sanitizer:
+        parts.append(f"compute-sanitizer found errors (-{lab.sanitizer_deduction:g} points):")
+        parts.extend(f"- {message}" for message, _, _ in lab.sanitizer)
+        if lab.reproduce.get("sanitizer"):
+            parts.append(f"Reproduce: `{lab.reproduce['sanitizer']}`")
+    return "\n".join(parts) + "\n"
+
+
+def _indent(text: str, spaces: int) -> str:
+    return "\n".join(" " * spaces + line for line in text.splitlines())
+
+
+def _md_bench(labs: list[Lab]) -> str:
+    rows = []
+    for lab in labs:
+        for workload in _list(_dict(lab.bench).get("workloads")):
+            if not isinstance(workload, dict) or not workload.get("graded"):
+                continue
+            results = {r.get("role"): r for r in _list(workload.get("results")) if isinstance(r, dict)}
+            you, ref = results.get("student", {}), results.get("reference", {})
+            ratio = _dict(workload.get("pair")).get("ratio_median")
+            unit = _str(workload.get("unit"))
+            rows.append(f"| {lab.name} | {_md_cell(_str(workload.get('name')), 60)} | {_fmt(you.get('median_ms'))} "
+                        f"| {_fmt(ref.get('median_ms'))} | {_fmt(ratio, '×')} "
+                        f"| {_fmt(you.get('throughput'), ' ' + unit if unit else '')} | {_fmt(you.get('pct_peak'), '%')} "
+                        f"| {_fmt(you.get('speedup_vs_cpu'), '×')} |")
+    if not rows:
+        return ""
+    head = ("| lab | workload | you (ms) | reference (ms) | your time / reference | throughput | % of peak | "
+            "speedup over CPU |\n|:--|:--|--:|--:|--:|--:|--:|--:|")
+    return head + "\n" + "\n".join(rows)
+
+
+def _fmt(value: Any, suffix: str = "") -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "–"
+    return f"{value:.3g}{suffix}" if abs(value) < 100 else f"{value:.0f}{suffix}"
+
+
+# --- JUnit XML ---------------------------------------------------------------------------
+
+def junit(data: Any) -> str:
+    """One testsuite per lab, one testcase per GoogleTest test; a lab that did not get as
+    far as its tests (build error, timeout, crash, missing) is one failing testcase."""
+    report = read(data)
+    suites = ET.Element("testsuites", name="cuda-labkit")
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for lab in report.labs:
+        suite = ET.SubElement(suites, "testsuite", name=lab.name)
+        props = ET.SubElement(suite, "properties")
+        for key, value in (("status", lab.status), ("points", f"{_pts(lab.total)}/{lab.max:g}"),
+                           ("seed", _str(report.seed)), ("message", _first_line(lab.message))):
+            ET.SubElement(props, "property", name=key, value=_xml(value))
+        n = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        time_total = 0.0
+        for test in lab.tests:
+            suite_name, _, case_name = test.name.partition(".")
+            case = ET.SubElement(suite, "testcase", classname=f"{lab.name}.{suite_name}",
+                                 name=case_name or suite_name, time=f"{test.time_s or 0:.3f}")
+            time_total += test.time_s or 0.0
+            n["tests"] += 1
+            if test.status == "failed":
+                n["failures"] += 1
+                failure = ET.SubElement(case, "failure", message=_xml(_first_line(test.message) or "failed"),
+                                        type="failed")
+                failure.text = _xml(test.message + (f"\n\nreproduce: {test.reproduce}" if test.reproduce else ""))
+            elif test.status == "skipped":
+                n["skipped"] += 1
+                ET.SubElement(case, "skipped", message=_xml(_first_line(test.message) or "skipped"))
+        if lab.status not in ("PASS", "PARTIAL"):
+            # The lab stopped before (or while) its tests ran: one testcase says why.
+            case = ET.SubElement(suite, "testcase", classname=lab.name, name=lab.status.lower())
+            n["tests"] += 1
+            kind = "error" if lab.status == "ERROR" else "failure"
+            n["errors" if kind == "error" else "failures"] += 1
+            element = ET.SubElement(case, kind, message=_xml(_first_line(lab.message) or lab.status), type=lab.status)
+            body = lab.message + (f"\n\n{lab.output}" if lab.output else "")
+            element.text = _xml(body + (f"\n\nreproduce: {lab.failure_command}" if lab.failure_command else ""))
+        elif lab.performance_max:
+            case = ET.SubElement(suite, "testcase", classname=lab.name, name="performance")
+            n["tests"] += 1
+            if lab.status == "PARTIAL":
+                n["skipped"] += 1
+                ET.SubElement(case, "skipped", message=_xml(lab.performance_reason or "not timed"))
+            elif lab.performance < lab.performance_max:
+                n["failures"] += 1
+                ET.SubElement(case, "failure", type="performance", message=_xml(
+                    f"{_pts(lab.performance)}/{lab.performance_max:g} points: "
+                    + (lab.performance_reason or (f"{lab.ratio:.2f}x the reference time" if lab.ratio else ""))))
+        for key, value in n.items():
+            suite.set(key, str(value))
+            counts[key] += value
+        suite.set("time", f"{time_total:.3f}")
+    for key, value in counts.items():
+        suites.set(key, str(value))
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _xml(text: str) -> str:
+    """`text` without the control characters XML 1.0 cannot hold (colour codes, NULs)."""
+    return _XML_INVALID.sub("", text)
+
+
+# --- GitHub Classroom ----------------------------------------------------------------------
+#
+# What classroom-resources/autograding-grading-reporter reads (src/main.js,
+# src/notify-classroom.js, src/console-results.js of github-education-resources/
+# autograding-grading-reporter): for each id in its `runners` input, the environment
+# variable `<ID upper-cased>_RESULTS` holding base64 of JSON
+#   {"version": 1, "status": "pass"|"fail"|"error", "max_score": N,
+#    "tests": [{"name", "status": "pass"|"fail"|"error", "score", "message",
+#               "line_no"?, "test_code"?, "execution_time"?}]}.
+# The points sent to Classroom are the sum of tests[].score over the runners whose
+# max_score is not 0, out of the sum of max_score; a runner whose status is "fail" or
+# "error" fails the reporter's step. A missing variable makes the reporter fail as a
+# whole, so every lab listed in the workflow must get a result, even an error. The
+# reporter adds the scores in JavaScript floats: a total such as 186.67 may show as
+# 186.67000000000002 in its "Points" line (an error far below any rounding of a grade).
+
+CLASSROOM_ERROR_STATUSES = {"BUILD_ERROR", "MISSING", "ERROR", "NO_GPU"}
+
+
+def classroom_results(data: Any, labs: list[str] | None = None, max_score: float = 100.0) -> dict[str, dict[str, Any]]:
+    """Lab -> Classroom result JSON, for the report's labs and for every lab in `labs`
+    (a lab the report lacks gets an error result worth `max_score`)."""
+    report = read(data)
+    results = {lab.name: classroom_result(lab) for lab in report.labs}
+    why = ("the grader wrote no report: see the log of the grading step" if not report.labs
+           else "the grader did not grade this lab (interrupted or not found): see the log of the grading step")
+    for name in labs or []:
+        if name not in results:
+            results[name] = {"version": 1, "status": "error", "max_score": _whole(max_score),
+                             "tests": [{"name": f"{name}: graded", "status": "error", "score": 0,
+                                        "message": why}]}
+    return results
+
+
+def classroom_result(lab: Lab) -> dict[str, Any]:
+    """One lab's result: a test per graded GoogleTest test (its share of the correctness
+    points), one for performance and one for broken rules; the scores add up to the
+    lab's total."""
+    tests: list[dict[str, Any]] = []
+    weight_total = sum(t.weight for t in lab.tests)
+    for test in lab.tests:
+        if test.weight <= 0:
+            continue  # tests of the provided CPU code earn nothing: listing them would only dilute the table
+        passed = test.status == "passed"
+        share = lab.correctness_max * test.weight / weight_total if passed and weight_total else 0.0
+        entry: dict[str, Any] = {"name": test.name, "status": "pass" if passed else "fail",
+                                 "score": round(share, 2), "message": _clip(test.message)}
+        line = _test_location(lab, test.message)
+        if line and line[1]:
+            entry["line_no"] = line[1]
+        if test.reproduce:
+            entry["test_code"] = test.reproduce
+        if test.time_s is not None:
+            entry["execution_time"] = f"{test.time_s:.3f}s"
+        tests.append(entry)
+    if not tests or lab.status not in ("PASS", "PARTIAL"):
+        tests.append({"name": f"{lab.name}: {lab.status.lower().replace('_', ' ')}",
+                      "status": "error" if lab.status in CLASSROOM_ERROR_STATUSES else "fail",
+                      "score": 0, "message": _clip(lab.message or lab.status),
+                      **({"test_code": lab.failure_command} if lab.failure_command else {})})
+    if lab.performance_max:
+        reason = lab.performance_reason or (f"{lab.ratio:.2f}x the reference time" if lab.ratio else "")
+        tests.append({"name": f"{lab.name}: performance", "score": round(lab.performance, 2),
+                      "status": "pass" if lab.performance >= lab.performance_max else "fail",
+                      "message": f"{_pts(lab.performance)}/{lab.performance_max:g} points" + (f": {reason}" if reason else "")})
+    if lab.rule_deduction:
+        tests.append({"name": f"{lab.name}: rules", "status": "fail", "score": -round(lab.rule_deduction, 2),
+                      "message": _clip("; ".join(lab.rules) or "a rule of the lab was broken")})
+    if lab.sanitizer_deduction or lab.sanitizer:
+        tests.append({"name": f"{lab.name}: compute-sanitizer", "status": "fail" if lab.sanitizer else "pass",
+                      "score": -round(lab.sanitizer_deduction, 2),
+                      "message": _clip("; ".join(m for m, _, _ in lab.sanitizer) or "memory or race errors")})
+    _match_total(tests, lab)
+    status = ("pass" if lab.status == "PASS" else "error" if lab.status in CLASSROOM_ERROR_STATUSES else "fail")
+    return {"version": 1, "status": status, "max_score": _whole(lab.max), "tests": tests}
+
+
+def _match_total(tests: list[dict[str, Any]], lab: Lab) -> None:
+    """Make the scores add up to the lab's total exactly (per-test shares are rounded)."""
+    diff = round(lab.total - sum(t["score"] for t in tests), 2)
+    if not diff:
+        return
+    scored = [t for t in tests if t["score"] > 0]
+    target = scored[-1] if scored and abs(diff) < 0.05 else None
+    if target is None:  # the report's points do not follow from its tests: trust its total
+        tests.append({"name": f"{lab.name}: adjustment", "status": "pass" if diff > 0 else "fail", "score": diff,
+                      "message": "points of the grading report that its tests do not explain"})
+    else:
+        target["score"] = round(target["score"] + diff, 2)
+
+
+def _whole(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else value
+
+
+def encode(result: dict[str, Any]) -> str:
+    """The base64 text the reporter decodes (one line, no wrapping)."""
+    return base64.b64encode(json.dumps(result, separators=(",", ":")).encode()).decode("ascii")
+
+
+def classroom_output_name(lab: str) -> str:
+    """`VECTORADD_RESULTS`: the reporter reads `<runner id upper-cased>_RESULTS`."""
+    return f"{lab.upper()}_RESULTS"
+
+
+# --- Gradescope ----------------------------------------------------------------------------
+#
+# results.json as specified in gradescope/autograder_samples docs/specs.md ("Output
+# format"): top-level "score" (overrides the sum of the tests), "execution_time",
+# "output", "tests" [{"name", "score", "max_score", "status": "passed"|"failed",
+# "output", "tags", "visibility"}], "leaderboard" [{"name", "value", "order": "asc"|"desc"}].
+
+def gradescope(data: Any, visibility: str = "visible") -> dict[str, Any]:
+    """Gradescope's results.json: a correctness and a performance test per lab, the
+    speed relative to the reference on the leaderboard."""
+    report = read(data)
+    tests: list[dict[str, Any]] = []
+    leaderboard: list[dict[str, Any]] = []
+    for lab in report.labs:
+        failed = [t for t in lab.tests if t.status == "failed" and t.weight > 0]
+        lines = [f"{lab.status}: {lab.message.strip()}"] if lab.message else [lab.status]
+        for test in failed[:MAX_FAILED_SHOWN]:
+            lines.append(f"\n{test.name}\n{_clip(test.message, 800)}" + (f"\nreproduce: {test.reproduce}" if test.reproduce else ""))
+        if not failed and lab.failure_command and lab.status != "PASS":
+            lines.append(f"\nreproduce: {lab.failure_command}")
+        tests.append({"name": f"{lab.name}: correctness", "score": lab.correctness, "max_score": lab.correctness_max,
+                      "status": "passed" if lab.correctness >= lab.correctness_max and lab.status == "PASS" else "failed",
+                      "output": _clip("\n".join(lines), 6000), "tags": [lab.name, "correctness"], "visibility": visibility})
+        if lab.performance_max:
+            why = lab.performance_reason or (f"{lab.ratio:.2f}x the reference time" if lab.ratio else "")
+            tests.append({"name": f"{lab.name}: performance", "score": lab.performance, "max_score": lab.performance_max,
+                          "status": "passed" if lab.performance >= lab.performance_max else "failed",
+                          "output": why, "tags": [lab.name, "performance"], "visibility": visibility})
+        if lab.rule_deduction:
+            tests.append({"name": f"{lab.name}: rules", "score": -lab.rule_deduction, "max_score": 0, "status": "failed",
+                          "output": "\n".join(lab.rules), "tags": [lab.name, "rules"], "visibility": visibility})
+        if lab.sanitizer_deduction or lab.sanitizer:
+            tests.append({"name": f"{lab.name}: compute-sanitizer", "score": -lab.sanitizer_deduction, "max_score": 0,
+                          "status": "failed" if lab.sanitizer else "passed",
+                          "output": "\n".join(m for m, _, _ in lab.sanitizer) + (
+                              f"\nreproduce: {lab.reproduce['sanitizer']}" if lab.reproduce.get("sanitizer") else ""),
+                          "tags": [lab.name, "compute-sanitizer"], "visibility": visibility})
+        speed = _speed(lab)
+        if speed is not None and lab.status == "PASS":
+            leaderboard.append({"name": f"{lab.name} speedup vs reference", "value": speed, "order": "desc"})
+    leaderboard.append({"name": "total points", "value": report.total, "order": "desc"})
+    result: dict[str, Any] = {
+        "score": report.total,
+        "output": " · ".join(p for p in [f"{_pts(report.total)} / {report.max:g} points",
+                                         f"seed {report.seed}" if report.seed is not None else "",
+                                         *report.notes] if p),
+        "visibility": visibility,
+        "tests": tests,
+        "leaderboard": leaderboard,
+    }
+    elapsed = _elapsed(report.started, report.finished)
+    if elapsed is not None:
+        result["execution_time"] = elapsed
+    return result
+
+
+def _elapsed(started: str, finished: str) -> int | None:
+    try:
+        return max(0, round((datetime.fromisoformat(finished) - datetime.fromisoformat(started)).total_seconds()))
+    except (TypeError, ValueError):
+        return None
+
+
+# --- GitHub annotations --------------------------------------------------------------------
+
+def annotations(data: Any) -> list[str]:
+    """`::error file=...,line=...,title=...::message` workflow commands: compile errors at
+    the student's file and line, failed tests at the line they name, other failures at
+    the student's file. Paths are relative to the repository root."""
+    report = read(data)
+    found: list[tuple[str | None, int | None, str, str]] = []
+    for lab in report.labs:
+        if lab.status == "BUILD_ERROR":
+            diags = compile_errors(lab.message + "\n" + lab.output, report.root)
+            for path, line, message in diags:
+                found.append((path, line, f"{lab.name}: compile error", message))
+            if not diags:
+                found.append((lab.student_file, None, f"{lab.name}: build failed", _clip(lab.message, 600)))
+            continue
+        for test in lab.tests:
+            if test.status != "failed":
+                continue
+            path, line = _test_location(lab, test.message, report.root) or (lab.student_file, None)
+            body = _clip(test.message, 600) + (f"\nReproduce: {test.reproduce}" if test.reproduce else "")
+            found.append((path, line, f"{lab.name}: {test.name} failed", body))
+        if lab.status in ("CRASH", "TIMEOUT", "NO_GPU", "ERROR") or (lab.status == "PARTIAL" and not lab.tests):
+            body = _clip(lab.message, 600) + (f"\nReproduce: {lab.failure_command}" if lab.failure_command else "")
+            found.append((lab.student_file, None, f"{lab.name}: {lab.status}", body))
+        for rule in lab.rules:
+            location = _test_location(lab, rule, report.root) or (lab.student_file, None)
+            found.append((*location, f"{lab.name}: rule broken", rule))
+        for message, file, line in lab.sanitizer:
+            path = repo_path(file, report.root, lab.name) if file else None
+            found.append((path or lab.student_file, line if path else None, f"{lab.name}: compute-sanitizer", message))
+    seen = set()
+    commands = []
+    for path, line, title, message in found:
+        if (path, line, message) in seen:
+            continue
+        seen.add((path, line, message))
+        props = ([f"file={_escape_property(path)}"] if path else []) + ([f"line={line}"] if line else [])
+        props.append(f"title={_escape_property(title)}")
+        commands.append(f"::error {','.join(props)}::{_escape_data(message)}")
+    return commands[:MAX_ANNOTATIONS]
+
+
+def compile_errors(text: str, root: str = "") -> list[tuple[str | None, int, str]]:
+    """(repo-relative path, line, message) of each compiler error in `text`, in order, once."""
+    found = []
+    for raw in text.splitlines():
+        match = _NVCC_DIAG.search(raw) or _GCC_DIAG.search(raw)
+        if match:
+            item = (repo_path(match["path"], root), int(match["line"]), match["msg"].strip())
+            if item not in found:
+                found.append(item)
+    return found
+
+
+def repo_path(path: str, root: str = "", lab: str = "") -> str | None:
+    """`path` relative to the repository root, or None when it is outside the kit.
+
+    The grader may have built in another directory than the student's checkout (a
+    runner's copy, a pristine overlay), so an absolute path is cut at its last kit
+    folder (labs/, common/ ...). A bare file name (LAB_CUDA_CHECK prints only the
+    base name) is placed in the lab's folder when the lab has such a file.
+    """
+    path = path.strip().removeprefix("./")
+    if root and path.startswith(root.rstrip("/") + "/"):
+        return path[len(root.rstrip("/")) + 1:]
+    parts = path.split("/")
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i] in TOP_DIRS and (i > 0 or not path.startswith("/")):
+            return "/".join(parts[i:])
+    if "/" not in path and lab and (path == f"{lab}.cu" or path.startswith(f"{lab}_") or path == f"{lab}.h"):
+        return f"labs/{lab}/{path}"
+    return None
+
+
+def _test_location(lab: Lab, message: str, root: str = "") -> tuple[str, int | None] | None:
+    """Where a failed test points: a line of the student's file when the message names
+    one (a CUDA error), else the first kit file and line it names (the assertion)."""
+    locations = []
+    for match in _LOCATION.finditer(message):
+        path = repo_path(match["path"], root, lab.name)
+        if path:
+            line = match["line"] or match["pline"]
+            locations.append((path, int(line) if line else None))
+    for path, line in locations:
+        if path == lab.student_file:
+            return path, line
+    return locations[0] if locations else None
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+# --- python3 -m grader report ----------------------------------------------------------------
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise SystemExit(f"grader report: error: {message} (see --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python3 -m grader report",
+        description="Turn a grader JSON report into the formats courses use. With no output "
+                    "option, the Markdown summary goes to stdout.",
+        epilog="Exit status: 0 written; 1 written, but the report was missing or unreadable "
+               "(the outputs say so); 2 bad usage or an output that cannot be written.")
+    parser.add_argument("report", type=Path, help="the JSON report (python3 -m grader --json FILE)")
+    parser.add_argument("--markdown", metavar="FILE", help="Markdown summary ('-' for stdout; "
+                        "in a workflow: \"$GITHUB_STEP_SUMMARY\")")
+    parser.add_argument("--junit", metavar="FILE", help="JUnit XML ('-' for stdout)")
+    parser.add_argument("--classroom-env", metavar="FILE",
+                        help="append <LAB>_RESULTS=<base64> per lab, the GitHub Classroom reporter's input "
+                             "(in a workflow: \"$GITHUB_OUTPUT\")")
+    parser.add_argument("--classroom-dir", metavar="DIR", type=Path,
+                        help="write <lab>.json (readable) and <lab>.b64 (for the reporter) per lab")
+    parser.add_argument("--labs", metavar="LAB[,LAB]", action="extend", type=lambda s: [x for x in s.split(",") if x],
+                        help="labs that must get a Classroom result even if the report lacks them "
+                             "(they get 0 points and an error); the labs the workflow lists")
+    parser.add_argument("--max-score", type=float, default=100.0, metavar="N",
+                        help="maximum points of a lab the report lacks (default 100)")
+    parser.add_argument("--gradescope", metavar="FILE", help="Gradescope results.json ('-' for stdout)")
+    parser.add_argument("--annotations", action="store_true",
+                        help="print GitHub workflow commands (::error file=...,line=...) for compile "
+                             "errors and failed tests")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python3 -m grader report`; returns the exit status."""
+    try:
+        args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+            return EXIT_USAGE
+        return int(exc.code or 0)
+    data, problem = load(args.report)
+    if problem:
+        print(f"grader report: warning: {problem}", file=sys.stderr)
+    if not any((args.markdown, args.junit, args.classroom_env, args.classroom_dir, args.gradescope, args.annotations)):
+        args.markdown = "-"
+    labs = [_lab_name(name) for name in args.labs or []]
+    try:
+        if args.annotations:
+            for command in annotations(data):
+                print(command)
+        if args.markdown:
+            text = markdown(data)
+            if problem:
+                text = f"> **Grading did not finish:** {problem}\n\n" + text
+            _write(args.markdown, text)
+        if args.junit:
+            _write(args.junit, junit(data))
+        if args.gradescope:
+            _write(args.gradescope, json.dumps(gradescope(data), indent=2) + "\n")
+        if args.classroom_env or args.classroom_dir:
+            results = classroom_results(data, labs, args.max_score)
+            if args.classroom_env:
+                _write(args.classroom_env, "".join(f"{classroom_output_name(lab)}={encode(result)}\n"
+                                                   for lab, result in results.items()), append=True)
+            if args.classroom_dir:
+                args.classroom_dir.mkdir(parents=True, exist_ok=True)
+                for lab, result in results.items():
+                    (args.classroom_dir / f"{lab}.json").write_text(json.dumps(result, indent=2) + "\n")
+                    (args.classroom_dir / f"{lab}.b64").write_text(encode(result) + "\n")
+    except OSError as exc:
+        print(f"grader report: error: cannot write {exc.filename or 'an output'}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_DEGRADED if problem else EXIT_OK
+
+
+def load(path: Path) -> tuple[Any, str]:
+    """The parsed report and '' , or None and what is wrong with the file."""
+    try:
+        return json.loads(path.read_text(errors="replace")), ""
+    except FileNotFoundError:
+        return None, f"no report at {path}: the grader did not write one (see the log of the grading step)"
+    except OSError as exc:
+        return None, f"cannot read the report {path}: {exc.strerror or exc}"
+    except ValueError as exc:
+        return None, f"the report {path} is not valid JSON ({exc}): the grader was probably cut off"
+
+
+def _lab_name(name: str) -> str:
+    by_lower = {lab.lower(): lab for lab in COURSE_LABS}
+    return by_lower.get(name.lower(), name)
+
+
+def _write(target: str, text: str, append: bool = False) -> None:
+    if target == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    path = Path(target)
+    if path.parent != Path("."):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a" if append else "w", encoding="utf-8") as stream:
+        stream.write(text)

@@ -1,0 +1,315 @@
+"""Tests of `python3 -m grader export` (grader/export.py): the copy on a tiny fake kit, the
+Classroom workflow, and the check's verdict on recorded ctest output (the real build is
+run by hand or in CI: `python3 -m grader export --out DIR`)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from grader import export
+from grader.config import COURSE_LABS
+from grader.tests.helpers import write_script
+
+KIT = export.KIT_ROOT
+
+# ctest output on a machine without a GPU, and on one with a GPU (skeletons fail).
+CTEST_NO_GPU = """\
+Test project /tmp/b
+    Start 1: common.cpu
+1/5 Test #1: common.cpu .......................   Passed    0.12 sec
+    Start 2: common.gpu
+2/5 Test #2: common.gpu .......................***Skipped   0.01 sec
+    Start 3: vectorAdd.student.cpu
+3/5 Test #3: vectorAdd.student.cpu ............   Passed    0.05 sec
+    Start 4: vectorAdd.student.gpu
+4/5 Test #4: vectorAdd.student.gpu ............***Skipped   0.01 sec
+    Start 5: scan.student.cpu
+5/5 Test #5: scan.student.cpu .................   Passed    0.02 sec
+"""
+CTEST_GPU = """\
+1/4 Test #1: common.cpu .......................   Passed    0.12 sec
+2/4 Test #2: common.gpu .......................   Passed    1.01 sec
+3/4 Test #3: vectorAdd.student.cpu ............   Passed    0.05 sec
+4/4 Test #4: vectorAdd.student.gpu ............***Failed    2.31 sec
+"""
+
+
+def fake_kit(root: Path) -> Path:
+    """The files of a kit that matter to the export: two labs, solutions, instructor files."""
+    files = {
+        "README.md": "# kit\n\n## Requirements\n\n- a GPU\n\n## For students\n\nEdit `labs/<lab>/<lab>.cu`.\n\n"
+                     "## For instructors\n\nsecret\n\n## How the grade is computed\n\n70 + 30 points.\n",
+        "CMakeLists.txt": "# top\n", "CMakePresets.json": "{}\n", ".gitignore": "build/\n",
+        "labs/CMakeLists.txt": "add_lab(vectorAdd)\nadd_lab(scan)\n",
+        "labs/vectorAdd/vectorAdd.h": "", "labs/vectorAdd/vectorAdd.cu": "// TODO(student)\n",
+        "labs/scan/scan.h": "", "labs/scan/scan.cu": "",
+        "handouts/vectorAdd.md": "", "handouts/scan.md": "", "handouts/instructors.md": "runners\n",
+        "solutions/vectorAdd/vectorAdd.cu": "// answer\n", "grader.toml": "[grader]\n",
+        ".github/workflows/ci.yml": "name: ci\n", ".ci/run": "#!/bin/sh\n", ".ci/gpu-check": "#!/bin/sh\n",
+        "grader/__init__.py": "", "grader/cli.py": "", "grader/formats.py": "", "grader/export.py": "",
+        "grader/batch.py": "", "grader/package.py": "", "grader/tests/test_x.py": "",
+        "grader/templates/classroom.yml": (KIT / export.TEMPLATE).read_text(),
+        "build/dev/CMakeCache.txt": "", "grader/__pycache__/cli.cpython-311.pyc": "",
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (root / ".ci/run").chmod(0o755)
+    (root / "labs/scan/scan.cu").chmod(0o755)
+    return root
+
+
+class ExportTestCase(unittest.TestCase):
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = Path(tmp.name)
+        self.root = fake_kit(self.tmp / "kit")
+        self.out = self.tmp / "template"
+
+    def main(self, *args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = export.main(["--root", str(self.root), "--out", str(self.out), *args])
+        return code, out.getvalue(), err.getvalue()
+
+    def files(self) -> list[str]:
+        return sorted(p.relative_to(self.out).as_posix() for p in self.out.rglob("*") if p.is_file())
+
+
+class CopyTest(ExportTestCase):
+    # Without git the kit is walked; instructor files, builds and caches stay out; the
+    # Classroom workflow and a student README are written.
+    def test_template_files(self):
+        code, out, err = self.main("--no-check")
+        self.assertEqual(code, 0, out + err)
+        self.assertEqual(self.files(), [
+            ".github/workflows/classroom.yml", ".gitignore", "CMakeLists.txt", "CMakePresets.json", "README.md",
+            "grader/__init__.py", "grader/cli.py", "grader/formats.py",
+            "handouts/scan.md", "handouts/vectorAdd.md", "labs/CMakeLists.txt",
+            "labs/scan/scan.cu", "labs/scan/scan.h", "labs/vectorAdd/vectorAdd.cu", "labs/vectorAdd/vectorAdd.h"])
+        self.assertIn("left out: solutions/ (1 file)", out)
+        self.assertTrue(os.access(self.out / "labs/scan/scan.cu", os.X_OK))  # modes are kept
+        readme = (self.out / "README.md").read_text()
+        self.assertIn("Edit `labs/<lab>/<lab>.cu`.", readme)
+        self.assertIn("70 + 30 points.", readme)
+        self.assertIn("## Grading on every push", readme)
+        self.assertNotIn("secret", readme)
+        self.assertIn("| scan | [handouts/scan.md](handouts/scan.md) | `labs/scan/scan.cu` |", readme)
+        workflow = (self.out / export.WORKFLOW).read_text()
+        self.assertIn("runners: vectorAdd,scan\n", workflow)
+        self.assertNotIn("REDUCTION_RESULTS", workflow)
+        for path in self.files():
+            self.assertFalse(path.startswith("solutions/") or path == "grader.toml", path)
+
+    def test_some_labs(self):
+        code, out, _ = self.main("--no-check", "--labs", "SCAN")
+        self.assertEqual(code, 0)
+        self.assertNotIn("labs/vectorAdd/vectorAdd.cu", self.files())
+        self.assertNotIn("handouts/vectorAdd.md", self.files())
+        self.assertIn("runners: scan\n", (self.out / export.WORKFLOW).read_text())
+
+    # A non-empty folder needs --force, which keeps a .git (updating a clone of the template).
+    def test_non_empty_out(self):
+        (self.out / ".git").mkdir(parents=True)
+        (self.out / ".git" / "HEAD").write_text("ref\n")
+        (self.out / "old.txt").write_text("old")
+        code, _, err = self.main("--no-check")
+        self.assertEqual(code, 2)
+        self.assertIn("is not empty", err)
+        self.assertEqual(self.main("--no-check", "--force")[0], 0)
+        self.assertFalse((self.out / "old.txt").exists())
+        self.assertEqual((self.out / ".git" / "HEAD").read_text(), "ref\n")
+
+    def test_usage(self):
+        self.out = self.root
+        code, _, err = self.main("--no-check", "--force")
+        self.assertEqual(code, 2)
+        self.assertIn("holds the kit itself", err)
+        self.out = self.tmp / "t2"
+        code, _, err = self.main("--no-check", "--labs", "sort")
+        self.assertEqual(code, 2)
+        self.assertIn("unknown lab 'sort'", err)
+        code, _, err = self.main("--bogus")
+        self.assertEqual(code, 2)
+
+    # An --out inside the kit is not copied into itself.
+    def test_out_inside_kit(self):
+        self.out = self.root / "export"
+        self.assertEqual(self.main("--no-check")[0], 0)
+        self.assertEqual(self.main("--no-check", "--force")[0], 0)
+        self.assertFalse(any(p.startswith("export/") for p in self.files()))
+
+    # In a git checkout, git decides what belongs to the kit (the real kit, read only).
+    def test_real_kit_files(self):
+        files = export.kit_files(KIT)
+        self.assertIn("grader/export.py", files)
+        self.assertIn("labs/vectorAdd/vectorAdd.cu", files)
+        self.assertFalse(any(name.startswith("build/") or "__pycache__" in name for name in files))
+        kept, left_out = export.student_files(files, list(COURSE_LABS))
+        self.assertFalse(any(name.startswith(("solutions/", ".github/", ".ci/", "grader/tests/")) for name in kept))
+        self.assertNotIn("handouts/instructors.md", kept)
+        self.assertIn("grader/formats.py", kept)  # the Classroom workflow runs `grader report`
+
+
+class WorkflowTest(unittest.TestCase):
+    template = (KIT / export.TEMPLATE).read_text()
+
+    # The shape GitHub Classroom expects (see ANCHORS.md "Integration facts").
+    def test_classroom_shape(self):
+        text = self.template
+        self.assertRegex(text, r"(?m)^name: Autograding Tests$")
+        self.assertRegex(text, r"(?m)^'on':\n  - push\n  - repository_dispatch$")
+        self.assertRegex(text, r"(?m)^permissions:\n  checks: write\n  actions: read\n  contents: read$")
+        self.assertRegex(text, r"(?m)^  run-autograding-tests:\n    runs-on: \[self-hosted, gpu\]$")
+        self.assertIn("uses: classroom-resources/autograding-grading-reporter@v1", text)
+        self.assertIn("python3 -m grader --json report.json || status=$?", text)
+        self.assertIn('--classroom-env "$GITHUB_OUTPUT" --markdown "$GITHUB_STEP_SUMMARY" --annotations', text)
+        self.assertIn("actions/upload-artifact@v4", text)
+        self.assertNotIn("\t", text)
+
+    # The template lists every lab of the course, and its lists agree with each other.
+    def test_lab_lists_agree(self):
+        for labs in (list(COURSE_LABS), ["vectorAdd"], ["scan", "sobel"]):
+            text = export.render_workflow(self.template, labs)
+            runners = re.search(r"runners: (\S+)", text).group(1).split(",")
+            report_labs = re.search(r"--labs (\S+)", text).group(1).split(",")
+            env = re.findall(r"(?m)^\s+([A-Z]+)_RESULTS: \"\$\{\{ steps\.grader\.outputs\.\1_RESULTS \}\}\"$", text)
+            self.assertEqual(runners, labs)
+            self.assertEqual(report_labs, labs)
+            self.assertEqual(env, [lab.upper() for lab in labs])
+        self.assertEqual(export.render_workflow(self.template, list(COURSE_LABS)), self.template)
+
+    # The kit's own CI: CPU job in a CUDA container, GPU job on the self-hosted runners.
+    def test_kit_ci(self):
+        ci = (KIT / ".github/workflows/ci.yml").read_text()
+        self.assertIn("container: nvidia/cuda:", ci)
+        self.assertIn("bash .ci/run", ci)
+        self.assertIn("runs-on: [self-hosted, gpu]", ci)
+        self.assertIn("bash .ci/gpu-check tests", ci)
+        self.assertIn("bash .ci/gpu-check grade", ci)
+        self.assertFalse((KIT / ".github/workflows/classroom.yml").exists())  # it must not run in the kit
+
+
+class ReadmeTest(unittest.TestCase):
+    def test_sections(self):
+        text = "# t\n\n## A\n\none\n\n## B\n\ntwo\n### sub\n\nthree\n"
+        self.assertEqual(export.markdown_section(text, "A"), "one")
+        self.assertEqual(export.markdown_section(text, "B"), "two\n### sub\n\nthree")
+        self.assertEqual(export.markdown_section(text, "C"), "")
+
+    # Without the kit's README sections, the student README still says how to build.
+    def test_fallback(self):
+        readme = export.student_readme("", ["vectorAdd"])
+        self.assertIn("cmake --workflow --preset student", readme)
+        self.assertIn("## Grading on every push", readme)
+
+
+class JudgeTest(unittest.TestCase):
+    def test_parse_ctest(self):
+        results = export.parse_ctest(CTEST_NO_GPU + "5/5 Test #6: x.gpu ....***Exception: SegFault  0.01 sec\n"
+                                     "6/6 Test #7: y.cpu ....***Timeout   1.00 sec\n7/7 Test #8: z ...***Not Run   0 sec\n")
+        self.assertEqual([(r.name, r.outcome) for r in results][-4:], [
+            ("scan.student.cpu", "passed"), ("x.gpu", "crashed"), ("y.cpu", "timeout"), ("z", "not run")])
+
+    # No GPU: GPU tests skip, CPU tests pass: as designed.
+    def test_no_gpu(self):
+        verdict = export.judge(export.parse_ctest(CTEST_NO_GPU), ["vectorAdd", "scan"])
+        self.assertEqual(verdict.problems, ["test scan.student.gpu is missing: was labs/scan built?"])
+        verdict = export.judge(export.parse_ctest(CTEST_NO_GPU), ["vectorAdd"])
+        self.assertTrue(verdict.ok, verdict.problems)
+        self.assertIn("no GPU here", verdict.notes[0])
+
+    # A GPU: the skeleton's GPU tests fail (expected), everything else passes.
+    def test_gpu(self):
+        verdict = export.judge(export.parse_ctest(CTEST_GPU), ["vectorAdd"])
+        self.assertTrue(verdict.ok, verdict.problems)
+        self.assertEqual(verdict.notes, [])
+
+    def test_problems(self):
+        bad = (CTEST_GPU.replace("common.cpu .......................   Passed", "common.cpu ....***Failed")
+               .replace("vectorAdd.student.gpu ............***Failed", "vectorAdd.student.gpu ....***Timeout")
+               + "5/5 Test #5: vectorAdd.solution.cpu ....   Passed    0.1 sec\n")
+        verdict = export.judge(export.parse_ctest(bad), ["vectorAdd"])
+        self.assertFalse(verdict.ok)
+        self.assertEqual(verdict.problems, ["common.cpu: failed",
+                                            "vectorAdd.student.gpu: timeout (a skeleton must fail cleanly)",
+                                            "vectorAdd.solution.cpu: the template builds a solution"])
+        self.assertFalse(export.judge([], []).ok)
+        skipped_cpu = export.judge(export.parse_ctest("1/1 Test #1: vectorAdd.student.cpu ...***Skipped 0 sec\n"
+                                                      "2/2 Test #2: vectorAdd.student.gpu ...***Failed 0 sec\n"),
+                                   ["vectorAdd"])
+        self.assertEqual(skipped_cpu.problems, ["vectorAdd.student.cpu: skipped"])
+
+    def test_passing_skeleton_is_a_note(self):
+        verdict = export.judge(export.parse_ctest(CTEST_GPU.replace("***Failed", "   Passed")), ["vectorAdd"])
+        self.assertTrue(verdict.ok)
+        self.assertIn("expected to fail", verdict.notes[0])
+
+
+# The check end to end with fake cmake and ctest: the commands, and the verdict reported.
+class CheckTest(ExportTestCase):
+    def fake_tools(self, ctest_output: str, build_fails: bool = False) -> Path:
+        tools = self.tmp / "tools"
+        log = self.tmp / "calls"
+        write_script(tools / "cmake", f"""
+            import sys
+            open({str(log)!r}, "a").write(" ".join(sys.argv[1:]) + "\\n")
+            if sys.argv[1] == "--build" and {build_fails}:
+                print("labs/scan/scan.cu(3): error: expected a ;")
+                sys.exit(1)
+        """)
+        write_script(tools / "ctest", f"""
+            import sys
+            open({str(log)!r}, "a").write("ctest " + " ".join(sys.argv[1:]) + "\\n")
+            print({ctest_output!r})
+        """)
+        patcher = mock.patch.dict(os.environ, {"PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        return log
+
+    def test_check_passes(self):
+        log = self.fake_tools(CTEST_NO_GPU.replace("scan", "vectorAdd2") +
+                              "9/9 Test #9: scan.student.cpu ...   Passed 0 sec\n"
+                              "9/9 Test #10: scan.student.gpu ...***Skipped 0 sec\n")
+        (self.root / "grader" / "__main__.py").write_text("print('grader 0.1.0')\n")
+        code, out, err = self.main("--cuda-arch", "90")
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("check passed", out)
+        calls = log.read_text().splitlines()
+        self.assertIn("-DLABKIT_BUILD_SOLUTIONS=OFF", calls[0])
+        self.assertIn("-DCMAKE_CUDA_ARCHITECTURES=90", calls[0])
+        self.assertIn(f"-S {self.out}", calls[0])
+        self.assertTrue(calls[1].startswith("--build "))
+        self.assertTrue(calls[2].startswith("ctest --test-dir "))
+        build_dir = calls[1].split()[1]
+        self.assertFalse(build_dir.startswith(str(self.out)))  # built outside the template
+        self.assertFalse(Path(build_dir).exists())  # and cleaned up
+
+    # On a GPU machine the skeletons fail their GPU tests: the check passes and says so.
+    def test_check_on_gpu(self):
+        self.fake_tools(CTEST_GPU)
+        (self.root / "grader" / "__main__.py").write_text("print('grader 0.1.0')\n")
+        code, out, err = self.main("--labs", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("check: ctest: 1 failed, 3 passed", out)
+        self.assertIn("the skeletons fail their GPU tests, as designed (1 lab)", out)
+
+    def test_check_fails(self):
+        self.fake_tools(CTEST_GPU, build_fails=True)
+        code, out, err = self.main()
+        self.assertEqual(code, 1)
+        self.assertIn("build failed", err)
+        self.assertIn("labs/scan/scan.cu(3): error: expected a ;", err)
+
+
+if __name__ == "__main__":
+    unittest.main()

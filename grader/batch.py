@@ -42,7 +42,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from grader import proc
+from grader import commandline, proc
 from grader.config import COURSE_LABS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -367,13 +367,10 @@ def slurm_script(roster: Path, out: Path, count: int, pristine: Path, labs: list
 
 # --- command line -------------------------------------------------------------------------------
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise SystemExit(f"grader batch: error: {message} (see --help)")
-
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = commandline.CommandParser(
+        command="batch",
         prog="python3 -m grader batch",
         description="Grade many local submissions with the pristine kit and hidden seeds into a gradebook "
                     "(DIR/gradebook.csv) and per-student reports (DIR/reports/).",

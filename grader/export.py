@@ -26,7 +26,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build, proc
+from grader import build, commandline, proc
 from grader.config import COURSE_LABS
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
@@ -335,13 +335,10 @@ def _run(name: str, command: list[str], cwd: Path) -> tuple[proc.ProcResult | No
 
 # --- command line ------------------------------------------------------------------------------
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise SystemExit(f"grader export: error: {message} (see --help)")
-
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = commandline.CommandParser(
+        command="export",
         prog="python3 -m grader export",
         description="Write the student template repository (no solutions, no instructor config, the "
                     "GitHub Classroom workflow in place) and check that it builds and that its tests "
@@ -365,13 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """`python3 -m grader export`; returns the exit status."""
-    try:
-        args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    except SystemExit as exc:
-        if isinstance(exc.code, str):
-            print(exc.code, file=sys.stderr)
-            return EXIT_USAGE
-        return int(exc.code or 0)
+    args = commandline.parse(build_parser(), argv)
+    if isinstance(args, int):
+        return args
     root, out = args.root.resolve(), args.out.resolve()
     present = present_labs(root)
     try:

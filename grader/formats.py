@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from grader import commandline
 from grader.config import COURSE_LABS
 
 EXIT_OK, EXIT_DEGRADED, EXIT_USAGE = 0, 1, 2
@@ -677,13 +678,10 @@ def _escape_property(text: str) -> str:
 
 # --- python3 -m grader report ----------------------------------------------------------------
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise SystemExit(f"grader report: error: {message} (see --help)")
-
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = commandline.CommandParser(
+        command="report",
         prog="python3 -m grader report",
         description="Turn a grader JSON report into the formats courses use. With no output "
                     "option, the Markdown summary goes to stdout.",
@@ -712,13 +710,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """`python3 -m grader report`; returns the exit status."""
-    try:
-        args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    except SystemExit as exc:
-        if isinstance(exc.code, str):
-            print(exc.code, file=sys.stderr)
-            return EXIT_USAGE
-        return int(exc.code or 0)
+    args = commandline.parse(build_parser(), argv)
+    if isinstance(args, int):
+        return args
     data, problem = load(args.report)
     if problem:
         print(f"grader report: warning: {problem}", file=sys.stderr)

@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from grader import __version__
+from grader import __version__, commandline
 from grader.config import COURSE_LABS
 
 EXIT_OK, EXIT_BAD, EXIT_USAGE = 0, 1, 2
@@ -194,13 +194,10 @@ def verify(path: Path) -> tuple[bool, list[str]]:
     return not problems, lines + [f"BAD {p}" for p in problems]
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise SystemExit(f"grader package: error: {message} (see --help)")
-
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = commandline.CommandParser(
+        command="package",
         prog="python3 -m grader package",
         description="Package the compiled reference libraries (lib<lab>_solution.so) with a manifest, "
                     "so that a grading machine needs no solutions/; or verify such a package.",
@@ -218,13 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """`python3 -m grader package`; returns the exit status."""
-    try:
-        args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    except SystemExit as exc:
-        if isinstance(exc.code, str):
-            print(exc.code, file=sys.stderr)
-            return EXIT_USAGE
-        return int(exc.code or 0)
+    args = commandline.parse(build_parser(), argv)
+    if isinstance(args, int):
+        return args
     if args.verify:
         if not args.verify.exists():
             print(f"grader package: error: {args.verify} not found", file=sys.stderr)

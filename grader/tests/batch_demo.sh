@@ -36,7 +36,7 @@ status=0
 python3 -m grader batch "$out/roster.csv" --out "$out/grades" --labs "${labs[@]}" || status=$?
 echo "batch: exit status $status in $(( $(date +%s) - start )) s"
 echo
-column -s, -t < "$out/grades/gradebook.csv" || cat "$out/grades/gradebook.csv"
+if command -v column >/dev/null 2>&1; then column -s, -t < "$out/grades/gradebook.csv"; else cat "$out/grades/gradebook.csv"; fi
 echo
 
 python3 - "$out/grades" "${labs[@]}" <<'PY'

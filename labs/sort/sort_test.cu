@@ -307,10 +307,10 @@ std::string distribution_name(const ::testing::TestParamInfo<lab::Distribution>&
   return lab::to_string(info.param);
 }
 
-class SortKeysDistributions : public lab::GpuTestWithParam<lab::Distribution> {};
+class SortKeysGpuDistributions : public lab::GpuTestWithParam<lab::Distribution> {};
 
 // Each shape of data over the full 32-bit range, at a size that is no power of two.
-TEST_P(SortKeysDistributions, MatchesCpu) {
+TEST_P(SortKeysGpuDistributions, MatchesCpu) {
   for (int n : {100003, (1 << 20) + 1}) {
     const lab::Seed seed = lab::case_seed(std::string("sort_keys_") + lab::to_string(GetParam()), n);
     SCOPED_TRACE("n = " + std::to_string(n) + ", " + lab::to_string(GetParam()) + ", " + lab::seed_note(seed));
@@ -318,7 +318,7 @@ TEST_P(SortKeysDistributions, MatchesCpu) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, SortKeysDistributions, ::testing::ValuesIn(lab::all_distributions()),
+INSTANTIATE_TEST_SUITE_P(Shapes, SortKeysGpuDistributions, ::testing::ValuesIn(lab::all_distributions()),
                          distribution_name);
 
 using SortKeysGpuEdge = lab::GpuTest;
@@ -423,17 +423,17 @@ TEST_P(SortPairsGpu, StableWithManyEqualKeys) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, SortPairsGpu, ::testing::ValuesIn(kSizes), lab::size_name);
 
-class SortPairsDistributions : public lab::GpuTestWithParam<lab::Distribution> {};
+class SortPairsGpuDistributions : public lab::GpuTestWithParam<lab::Distribution> {};
 
 // Each shape of data; values are the original positions.
-TEST_P(SortPairsDistributions, MatchesStableCpuSort) {
+TEST_P(SortPairsGpuDistributions, MatchesStableCpuSort) {
   const int n = 100003;
   const lab::Seed seed = lab::case_seed(std::string("sort_pairs_") + lab::to_string(GetParam()), n);
   SCOPED_TRACE("n = " + std::to_string(n) + ", " + lab::to_string(GetParam()) + ", " + lab::seed_note(seed));
   check_sort_pairs(sort_pairs, lab::random_uints(n, 0, GetParam(), seed), positions(n));
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, SortPairsDistributions, ::testing::ValuesIn(lab::all_distributions()),
+INSTANTIATE_TEST_SUITE_P(Shapes, SortPairsGpuDistributions, ::testing::ValuesIn(lab::all_distributions()),
                          distribution_name);
 
 using SortPairsGpuEdge = lab::GpuTest;

@@ -21,6 +21,12 @@
 namespace lab {
 
 /// Skips the current test when there is no usable GPU (call from SetUp or a test body).
+/// Fails the running test when its suite name lacks "Gpu": CTest splits each test binary
+/// into .cpu and .gpu entries by that word, and the grader weighs "*Cpu.*" suites 0, so a
+/// GPU suite without it would run, and fail, among the CPU tests. Checked before the
+/// skip, so that machines without a GPU catch the mistake too.
+void expect_gpu_suite_name();
+
 #define LAB_REQUIRE_GPU()                                                             \
   do {                                                                                \
     std::string lab_why_;                                                             \
@@ -33,14 +39,20 @@ namespace lab {
 /// Fixture for tests that need a GPU: skipped without one.
 class GpuTest : public ::testing::Test {
  protected:
-  void SetUp() override { LAB_REQUIRE_GPU(); }
+  void SetUp() override {
+    expect_gpu_suite_name();
+    LAB_REQUIRE_GPU();
+  }
 };
 
 /// Value-parameterised fixture for tests that need a GPU: skipped without one.
 template <class T>
 class GpuTestWithParam : public ::testing::TestWithParam<T> {
  protected:
-  void SetUp() override { LAB_REQUIRE_GPU(); }
+  void SetUp() override {
+    expect_gpu_suite_name();
+    LAB_REQUIRE_GPU();
+  }
 };
 
 /// GoogleTest assertion from a comparison report.

@@ -497,7 +497,7 @@ TEST_F(SortPairsGpuEdge, RepeatedCallsOfDifferentSizes) {
 
 // Every registered variant (LAB_REGISTER_VARIANT), the interface function itself
 // ("default") included, so these tests never pass without running a sort.
-std::vector<lab::Variant> extra_variants(const char* function) {
+std::vector<lab::Variant> registered_variants(const char* function) {
   std::vector<lab::Variant> out = lab::local_variants().of(function);
   if (out.empty()) ADD_FAILURE() << "no variant of " << function << " is registered: the kit registers "
                                  << function << " itself as \"default\"; was the lab built with add_lab()?";
@@ -509,7 +509,7 @@ class SortVariantsGpu : public lab::GpuTestWithParam<int> {};
 // Every registered variant of sort_keys at small sizes (the slow ones too).
 TEST_P(SortVariantsGpu, KeysEveryVariant) {
   const int n = GetParam();
-  for (const lab::Variant& v : extra_variants("sort_keys")) {
+  for (const lab::Variant& v : registered_variants("sort_keys")) {
     const lab::Seed seed = lab::case_seed("sort_keys_variant", n);
     SCOPED_TRACE("variant " + v.name + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
     check_sort_keys(reinterpret_cast<KeysFn*>(v.fn), uniform_keys(n, seed));
@@ -520,7 +520,7 @@ TEST_P(SortVariantsGpu, KeysEveryVariant) {
 // Every registered variant of sort_pairs at small sizes: stable, values moved.
 TEST_P(SortVariantsGpu, PairsEveryVariant) {
   const int n = GetParam();
-  for (const lab::Variant& v : extra_variants("sort_pairs")) {
+  for (const lab::Variant& v : registered_variants("sort_pairs")) {
     const lab::Seed seed = lab::case_seed("sort_pairs_variant", n);
     SCOPED_TRACE("variant " + v.name + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
     check_sort_pairs(reinterpret_cast<PairsFn*>(v.fn), uniform_keys(n, seed), positions(n));
@@ -537,12 +537,12 @@ TEST_F(SortVariantsGpuLarge, EveryFastVariant) {
   const int n = (1 << 20) + 1;
   const lab::Seed seed = lab::case_seed("sort_variant_large");
   const std::vector<unsigned> keys = uniform_keys(n, seed), few = uniform_keys(n, lab::derive_seed(seed, "few"), 5);
-  for (const lab::Variant& v : extra_variants("sort_keys")) {
+  for (const lab::Variant& v : registered_variants("sort_keys")) {
     if (sort_variant_is_slow(v.name)) continue;
     SCOPED_TRACE("sort_keys variant " + v.name + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
     check_sort_keys(reinterpret_cast<KeysFn*>(v.fn), keys);
   }
-  for (const lab::Variant& v : extra_variants("sort_pairs")) {
+  for (const lab::Variant& v : registered_variants("sort_pairs")) {
     if (sort_variant_is_slow(v.name)) continue;
     SCOPED_TRACE("sort_pairs variant " + v.name + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
     check_sort_pairs(reinterpret_cast<PairsFn*>(v.fn), few, positions(n));

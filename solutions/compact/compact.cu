@@ -28,6 +28,7 @@
 #include "lab/buffer.h"
 #include "lab/cuda_check.h"
 #include "lab/variants.h"
+#include "look_back.cuh"
 #include "scan_int.cuh"
 
 namespace compact_solution {
@@ -77,7 +78,6 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kItems = 16;
 constexpr int kTile = kThreads * kItems;  // 4096 ints = 16 KB of input per tile
 constexpr int kChunks = kItems * kWarps;  // (chunk, warp) pairs per tile
-constexpr unsigned kFullMask = 0xFFFFFFFFu;
 static_assert(kChunks % 32 == 0, "warp 0 scans the (chunk, warp) counts, kChunks / 32 per lane");
 
 long long tiles_for(int n) { return (static_cast<long long>(n) + kTile - 1) / kTile; }
@@ -121,12 +121,7 @@ __device__ __forceinline__ int rank_tile(const unsigned (&keep)[kItems], int* s_
       local[j] = s_offset[lane * kPerLane + j];
       sum += local[j];
     }
-    int inclusive = sum;  // warp inclusive scan of the lanes' sums (Hillis-Steele with shuffles)
-#pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-      const int up = __shfl_up_sync(kFullMask, inclusive, d);
-      if (lane >= d) inclusive += up;
-    }
+    const int inclusive = warp_inclusive_sum(sum);  // over the lanes' sums
     int running = inclusive - sum;
 #pragma unroll
     for (int j = 0; j < kPerLane; ++j) {
@@ -188,63 +183,8 @@ int compact_two_pass(const int* in, int* out, int n) {
 }
 
 // ---------------------------------------------------------------------------------
-// single_pass: decoupled look-back.
-//
-// state[0] is a ticket counter; state[1 + t] the status word of tile t: flag in the
-// high 32 bits (0 not yet known, kAggregate = the tile's own count is known, kPrefix =
-// the count of everything up to and including the tile is known), value in the low
-// 32 bits. One 64-bit word per tile, so a reader never sees a flag without its value.
-// All of it is zeroed before the launch.
-
-constexpr unsigned kInvalid = 0, kAggregate = 1, kPrefix = 2;
-
-__device__ __forceinline__ unsigned long long pack_status(unsigned flag, int value) {
-  return (static_cast<unsigned long long>(flag) << 32) | static_cast<unsigned>(value);
-}
-
-// Relaxed device-scope accesses: always go to memory (never a stale L1 copy, never
-// hoisted out of the spin loop) and are single 64-bit transactions.
-__device__ __forceinline__ unsigned long long load_status(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void store_status(unsigned long long* p, unsigned long long v) {
-  asm volatile("st.relaxed.gpu.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
-}
-
-__device__ __forceinline__ int warp_sum(int v) {
-#pragma unroll
-  for (int d = 16; d >= 1; d /= 2) v += __shfl_xor_sync(kFullMask, v, d);
-  return v;
-}
-
-// Run by all 32 lanes of warp 0: publishes the tile's count, then adds up the counts of
-// the tiles before it, 32 at a time (lane l reads tile `window - l`), stopping at the
-// nearest tile that has published its inclusive prefix. Publishes this tile's own
-// inclusive prefix and returns the exclusive one (the tile's base in out).
-__device__ int look_back(unsigned long long* status, int tile, int tile_count) {
-  const int lane = threadIdx.x & 31;
-  if (tile == 0) {
-    if (lane == 0) store_status(&status[0], pack_status(kPrefix, tile_count));
-    return 0;
-  }
-  if (lane == 0) store_status(&status[tile], pack_status(kAggregate, tile_count));
-  int exclusive = 0;
-  for (int window = tile - 1;; window -= 32) {
-    const int pred = window - lane;
-    unsigned long long s;
-    do {  // tiles before 0 count as a prefix of 0; the loop condition is the same for the whole warp
-      s = pred >= 0 ? load_status(&status[pred]) : pack_status(kPrefix, 0);
-    } while (__any_sync(kFullMask, static_cast<unsigned>(s >> 32) == kInvalid));
-    const unsigned prefixes = __ballot_sync(kFullMask, static_cast<unsigned>(s >> 32) == kPrefix);
-    const int last_lane = prefixes != 0 ? __ffs(prefixes) - 1 : 31;  // the nearest prefix ends the walk
-    exclusive += warp_sum(lane <= last_lane ? static_cast<int>(static_cast<unsigned>(s)) : 0);
-    if (prefixes != 0) break;
-  }
-  if (lane == 0) store_status(&status[tile], pack_status(kPrefix, exclusive + tile_count));
-  return exclusive;
-}
+// single_pass: decoupled look-back (look_back.cuh). state[0] is the ticket counter,
+// state[1 + t] the status word of tile t; all of it is zeroed before the launch.
 
 __global__ void __launch_bounds__(kThreads)
     single_pass_kernel(const int* in, int* out, int n, unsigned long long* state, int* total) {

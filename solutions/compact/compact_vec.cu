@@ -33,6 +33,7 @@
 #include "lab/cuda_check.h"
 #include "lab/launch_bounds.h"
 #include "lab/variants.h"
+#include "look_back.cuh"
 #include "scan_int.cuh"
 
 namespace compact_solution {
@@ -45,60 +46,8 @@ constexpr int kTile = kThreads * kVectors * 4;        // 4096 ints (16 KB) per t
 constexpr int kSegments = kVectors * kWarps;          // (vector row, warp) pairs: 32
 constexpr int kSegmentInts = 32 * 4;                  // a warp's row: 32 lanes x 4 ints
 constexpr int kMinBlocks = lab::min_blocks_per_sm(kThreads, 8);  // 8 per SM on sm_90: caps registers at 32
-constexpr unsigned kFullMask = 0xFFFFFFFFu;
 static_assert(kSegments == 32, "warp 0 scans the segment counts with one lane per segment");
 static_assert(4 * kVectors <= 32, "a thread's keep flags fit in one 32-bit word");
-
-// Look-back status word: flag in the high 32 bits, value in the low 32 (as single_pass).
-constexpr unsigned kInvalid = 0, kAggregate = 1, kPrefix = 2;
-
-__device__ __forceinline__ unsigned long long pack_status(unsigned flag, int value) {
-  return (static_cast<unsigned long long>(flag) << 32) | static_cast<unsigned>(value);
-}
-// Relaxed device-scope accesses: single 64-bit transactions that go to L2 (never a stale
-// L1 copy) and stay inside the spin loop. Flag and value travel in one word, so a reader
-// that sees a flag sees its value; no other data passes between blocks, so no fence.
-__device__ __forceinline__ unsigned long long load_status(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void store_status(unsigned long long* p, unsigned long long v) {
-  asm volatile("st.relaxed.gpu.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
-}
-
-__device__ __forceinline__ int warp_sum(int v) {
-#pragma unroll
-  for (int d = 16; d >= 1; d /= 2) v += __shfl_xor_sync(kFullMask, v, d);
-  return v;
-}
-
-// Run by all 32 lanes of warp 0 (single_pass's look-back): publishes the tile's count,
-// adds up the counts of the tiles before it, 32 at a time (lane l reads tile
-// `window - l`), stopping at the nearest tile that has published its inclusive prefix.
-// Publishes this tile's inclusive prefix and returns the exclusive one.
-__device__ int look_back(unsigned long long* status, int tile, int tile_count) {
-  const int lane = threadIdx.x & 31;
-  if (tile == 0) {
-    if (lane == 0) store_status(&status[0], pack_status(kPrefix, tile_count));
-    return 0;
-  }
-  if (lane == 0) store_status(&status[tile], pack_status(kAggregate, tile_count));
-  int exclusive = 0;
-  for (int window = tile - 1;; window -= 32) {
-    const int pred = window - lane;
-    unsigned long long s;
-    do {  // tiles before 0 count as a prefix of 0; the loop condition is the same for the whole warp
-      s = pred >= 0 ? load_status(&status[pred]) : pack_status(kPrefix, 0);
-    } while (__any_sync(kFullMask, static_cast<unsigned>(s >> 32) == kInvalid));
-    const unsigned prefixes = __ballot_sync(kFullMask, static_cast<unsigned>(s >> 32) == kPrefix);
-    const int last_lane = prefixes != 0 ? __ffs(prefixes) - 1 : 31;  // the nearest prefix ends the walk
-    exclusive += warp_sum(lane <= last_lane ? static_cast<int>(static_cast<unsigned>(s)) : 0);
-    if (prefixes != 0) break;
-  }
-  if (lane == 0) store_status(&status[tile], pack_status(kPrefix, exclusive + tile_count));
-  return exclusive;
-}
 
 // The tile's layout: vector k of thread t is chunk k * 256 + t of the tile (a chunk is 4
 // consecutive ints), so each load instruction of a warp reads 512 contiguous bytes, and
@@ -183,12 +132,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   // barrier holding nothing but their stage in shared memory.
   if (warp == 0) {
     const int count = s_count[lane];
-    int inclusive = count;
-#pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-      const int up = __shfl_up_sync(kFullMask, inclusive, d);
-      if (lane >= d) inclusive += up;
-    }
+    const int inclusive = warp_inclusive_sum(count);
     s_offset[lane] = inclusive - count;
     const int tile_count = __shfl_sync(kFullMask, inclusive, 31);
     const int base = look_back(state + 1, tile, tile_count);

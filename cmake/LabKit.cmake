@@ -1,18 +1,25 @@
-# add_lab(): every target of one lab from one line.
+# add_lab(): every target of one lab, from its folder and its manifest.
 #
-#   add_lab(<lab> FUNCTIONS <interface functions…>
-#           [LIBRARIES <libs for every implementation>]
-#           [BENCH_LIBRARIES <libs for the bench only, e.g. CUDA::cublas>])
+#   add_lab(<lab>)        reads labs/<lab>/lab.json (cmake/LabKitManifest.cmake)
 #
-# For labs/<lab>/ (and solutions/<lab>/ when solutions are built) it makes:
+# labs/CMakeLists.txt calls it for every folder that holds a lab.json, so a new lab is
+# one folder. For labs/<lab>/ (and solutions/<lab>/ when solutions are built) it makes:
 #   <lab>_cpu             the sequential version (static library)
 #   <lab>_test            GoogleTest suite linked with the student's <lab>.cu    (CTest label: student)
 #   <lab>_bench           timing harness linked with the student's <lab>.cu
+#   <lab>_student         the student's code as a shared library (what the grader's judge loads)
 #   <lab>_solution        the reference as a shared library (the bench dlopen()s it)
 #   <lab>_solution_test   GoogleTest suite linked with the reference              (CTest label: solution)
 #   <lab>_solution_bench  timing harness linked with the reference
+# and the grader's trusted programs (DESIGN.md, "Trust boundary"):
+#   <lab>_judge_test      the same tests, linked with a proxy of <lab>.h instead of any implementation
+#   <lab>_judge_bench     the same bench, likewise
+#   <lab>_worker          the sandboxed process that loads an implementation library and runs
+#                         the calls the proxy forwards to it
 # The test and bench sources are compiled once (object libraries) and linked to each
-# implementation: nvcc time is what CI waits for.
+# implementation and to the proxy: nvcc time is what CI waits for.
+
+include(${CMAKE_CURRENT_LIST_DIR}/LabKitManifest.cmake)
 
 # The kit's warning flags; the student's file gets exactly the same ones.
 function(labkit_warnings target)
@@ -40,37 +47,70 @@ function(labkit_object_library name)
   labkit_cuda_options(${name})
 endfunction()
 
+# A shared library holding one implementation of a lab (the student's or the reference),
+# as the judge's worker and the bench load it: only the variant registry is exported;
+# static libraries stay private to it, and -Bsymbolic binds its own calls to its own
+# code even if the program that loads it has equal names.
+function(labkit_implementation_library name objects)
+  add_library(${name} SHARED)
+  target_link_libraries(${name} PRIVATE ${objects})
+  target_link_options(${name} PRIVATE "LINKER:--exclude-libs,ALL" "LINKER:-Bsymbolic")
+endfunction()
+
 # Registers a GoogleTest program with CTest as two tests: <name>.cpu runs the suites
 # without "Gpu" in their name, <name>.gpu the others, and shows as skipped (not
 # passed) on a machine without a GPU. `label` is added to both (e.g. student, whose
 # tests fail by design until the lab is done: the kit's own test preset excludes it).
+# Extra arguments after `label` are passed to the program.
 function(labkit_add_gtest name target label)
-  add_test(NAME ${name}.cpu COMMAND ${target} --gtest_filter=-*Gpu*)
+  add_test(NAME ${name}.cpu COMMAND ${target} ${ARGN} --gtest_filter=-*Gpu*)
   set_tests_properties(${name}.cpu PROPERTIES LABELS "${label};cpu" TIMEOUT 900)
-  add_test(NAME ${name}.gpu COMMAND ${target} --gtest_filter=*Gpu*)
+  add_test(NAME ${name}.gpu COMMAND ${target} ${ARGN} --gtest_filter=*Gpu*)
   set_tests_properties(${name}.gpu PROPERTIES LABELS "${label};gpu" TIMEOUT 900
                        SKIP_REGULAR_EXPRESSION "\\[labkit\\] No CUDA GPU")
 endfunction()
 
+# Reads the declaration of `fn` from `header`: its return type and its parameter list
+# (the text between the parentheses) and the parameter names. The interface headers
+# declare each function on its own, e.g. `void vector_add(const float* a, ..., int n);`.
+function(labkit_interface_signature header fn out_return out_params out_names)
+  file(READ ${header} text)
+  string(REGEX REPLACE "//[^\n]*" "" text "${text}")
+  string(REGEX MATCH "(^|[;}\n])[ \t]*([A-Za-z_][A-Za-z_0-9]*)[ \t\n]+${fn}[ \t\n]*\\(([^)]*)\\)[ \t\n]*;" found "${text}")
+  if(NOT found)
+    message(FATAL_ERROR "${header}: no declaration `<type> ${fn}(<parameters>);` found. The manifest names "
+                        "${fn} among \"functions\": declare it in the header, on its own, returning void or a value.")
+  endif()
+  set(return_type "${CMAKE_MATCH_2}")
+  string(REGEX REPLACE "[ \t\n]+" " " params "${CMAKE_MATCH_3}")
+  string(STRIP "${params}" params)
+  set(names "")
+  if(NOT params STREQUAL "" AND NOT params STREQUAL "void")
+    string(REPLACE "," ";" pieces "${params}")
+    foreach(piece ${pieces})
+      if(NOT piece MATCHES "([A-Za-z_][A-Za-z_0-9]*)[ ]*$")
+        message(FATAL_ERROR "${header}: every parameter of ${fn} needs a name (got `${piece}`).")
+      endif()
+      list(APPEND names ${CMAKE_MATCH_1})
+    endforeach()
+  endif()
+  set(${out_return} "${return_type}" PARENT_SCOPE)
+  set(${out_params} "${params}" PARENT_SCOPE)
+  set(${out_names} "${names}" PARENT_SCOPE)
+endfunction()
+
 function(add_lab lab)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "FUNCTIONS;LIBRARIES;BENCH_LIBRARIES")
   set(dir ${CMAKE_CURRENT_SOURCE_DIR}/${lab})
   if(LABKIT_LABS AND NOT lab IN_LIST LABKIT_LABS)
     return()  # the user asked for other labs only
   endif()
-  if(NOT IS_DIRECTORY ${dir})
-    # A course that does not use a lab deletes its folder; the line here can stay.
-    message(STATUS "cuda-labkit: ${lab}: no folder labs/${lab}, skipped")
-    return()
-  endif()
+  labkit_read_manifest(${dir}/lab.json manifest)
   foreach(file ${lab}.h ${lab}.cu ${lab}_cpu.cpp ${lab}_test.cu ${lab}_bench.cu)
     if(NOT EXISTS ${dir}/${file})
-      message(FATAL_ERROR "add_lab(${lab}): ${dir}/${file} is missing; every lab folder has the same five files (see labs/README.md).")
+      message(FATAL_ERROR "add_lab(${lab}): ${dir}/${file} is missing; every lab folder has the same files (see labs/README.md).")
     endif()
   endforeach()
-  if(NOT arg_FUNCTIONS)
-    message(FATAL_ERROR "add_lab(${lab}): name the interface functions of ${lab}.h after FUNCTIONS.")
-  endif()
+  set(gen ${CMAKE_CURRENT_BINARY_DIR}/${lab}_generated)
 
   # The sequential version: golden results for tests, the CPU baseline for the bench.
   add_library(${lab}_cpu STATIC ${dir}/${lab}_cpu.cpp)
@@ -78,29 +118,59 @@ function(add_lab lab)
   target_link_libraries(${lab}_cpu PUBLIC labkit::common)
   labkit_warnings(${lab}_cpu)
 
-  # Registers each interface function as the variant "default" of its implementation,
-  # and exports the registry, so that a bench can find the graded function in a
-  # dlopen()ed reference whose other symbols are hidden.
+  # Generated sources, one set per lab (edits are overwritten):
+  #  exports   registers each interface function as the variant "default" of its
+  #            implementation, and exports the registry, so that a bench or a worker can
+  #            find the graded function in a loaded library whose other symbols are hidden;
+  #  facts     the manifest's facts the tests and benches use (slow variants);
+  #  proxy     the judge's definitions of the interface functions: each forwards its call
+  #            to the worker process (lab/judge/proxy.h);
+  #  dispatch  the worker's table of the interface functions (lab/judge/worker.h).
   set(registrations "")
-  foreach(fn ${arg_FUNCTIONS})
+  set(proxies "")
+  set(dispatch "")
+  foreach(fn ${manifest_FUNCTIONS})
+    labkit_interface_signature(${dir}/${lab}.h ${fn} return_type params names)
+    set(args "")
+    foreach(name ${names})
+      string(APPEND args ", ${name}")
+    endforeach()
     string(APPEND registrations
       "LAB_REGISTER_VARIANT(${fn}, \"default\", ${fn}, \"the interface function: what the tests and the grader call\");\n")
+    string(APPEND proxies
+      "${return_type} ${fn}(${params}) {\n  return ::lab::judge::call_interface<decltype(${fn})>(\"${fn}\"${args});\n}\n"
+      "LAB_JUDGE_FUNCTION(${fn});\n\n")
+    string(APPEND dispatch "LAB_WORKER_FUNCTION(${fn});\n")
   endforeach()
-  set(exports_source ${CMAKE_CURRENT_BINARY_DIR}/${lab}_exports.cu)
-  file(CONFIGURE OUTPUT ${exports_source} CONTENT
-"// Generated by add_lab(${lab}) in cmake/LabKit.cmake; edits are overwritten.
+  set(slow "")
+  foreach(pattern ${manifest_SLOW_VARIANTS})
+    string(APPEND slow "\"${pattern}\", ")
+  endforeach()
+  set(generated_note "// Generated by add_lab(${lab}) (cmake/LabKit.cmake) from labs/${lab}/; edits are overwritten.")
+  file(CONFIGURE OUTPUT ${gen}/${lab}_exports.cu CONTENT
+"${generated_note}
 #include \"${lab}.h\"
 #include \"lab/variants.h\"
 
 ${registrations}LAB_EXPORT_VARIANT_REGISTRY()
 " @ONLY)
-  labkit_object_library(${lab}_exports ${exports_source})
+  file(CONFIGURE OUTPUT ${gen}/${lab}_facts.cpp CONTENT
+"${generated_note}
+#include \"lab/variants.h\"
+
+// labs/${lab}/lab.json \"slow_variants\": too slow for the large sizes.
+LAB_SLOW_VARIANTS(${slow});
+" @ONLY)
+  labkit_object_library(${lab}_exports ${gen}/${lab}_exports.cu)
   target_link_libraries(${lab}_exports PUBLIC ${lab}_cpu)
+  labkit_object_library(${lab}_facts ${gen}/${lab}_facts.cpp)
+  target_link_libraries(${lab}_facts PUBLIC labkit::common)
 
   # Implementations: the student's file, and the reference when it is built.
   set(impls student)
   labkit_object_library(${lab}_student_obj ${dir}/${lab}.cu)
-  target_link_libraries(${lab}_student_obj PUBLIC ${lab}_cpu ${arg_LIBRARIES})
+  target_link_libraries(${lab}_student_obj PUBLIC ${lab}_cpu ${manifest_LIBRARIES})
+  labkit_implementation_library(${lab}_student "${lab}_student_obj;${lab}_exports;${lab}_cpu")
 
   set(solution_dir ${PROJECT_SOURCE_DIR}/solutions/${lab})
   if(LABKIT_BUILD_SOLUTIONS AND IS_DIRECTORY ${solution_dir})
@@ -110,15 +180,36 @@ ${registrations}LAB_EXPORT_VARIANT_REGISTRY()
     endif()
     labkit_object_library(${lab}_solution_obj ${solution_sources})
     target_include_directories(${lab}_solution_obj PRIVATE ${solution_dir})
-    target_link_libraries(${lab}_solution_obj PUBLIC ${lab}_cpu ${arg_LIBRARIES})
+    target_link_libraries(${lab}_solution_obj PUBLIC ${lab}_cpu ${manifest_LIBRARIES})
     list(APPEND impls solution)
-
-    add_library(${lab}_solution SHARED)
-    target_link_libraries(${lab}_solution PRIVATE ${lab}_solution_obj ${lab}_exports ${lab}_cpu)
-    # Static libraries inside the reference stay private to it; -Bsymbolic binds its
-    # own calls to its own code even if the host program has equal names.
-    target_link_options(${lab}_solution PRIVATE "LINKER:--exclude-libs,ALL" "LINKER:-Bsymbolic")
+    labkit_implementation_library(${lab}_solution "${lab}_solution_obj;${lab}_exports;${lab}_cpu")
   endif()
+
+  # The worker: loads one implementation library and runs the judge's calls, sandboxed.
+  file(CONFIGURE OUTPUT ${gen}/${lab}_dispatch.cu CONTENT
+"${generated_note}
+#include \"${lab}.h\"
+#include \"lab/judge/worker.h\"
+
+${dispatch}LAB_WORKER_LAB(\"${lab}\");
+" @ONLY)
+  add_executable(${lab}_worker ${gen}/${lab}_dispatch.cu)
+  target_link_libraries(${lab}_worker PRIVATE labkit_worker_main ${lab}_cpu)
+  labkit_cuda_options(${lab}_worker)
+
+  # Programs a lab adds for its students (manifest "programs"), e.g. sobel's image tool:
+  # linked with the student's code; --reference runs the reference library instead.
+  foreach(program ${manifest_PROGRAMS})
+    string(REGEX MATCH "^([^=]+)=(.+)$" parsed "${program}")
+    set(program_name ${CMAKE_MATCH_1})
+    add_executable(${program_name} ${dir}/${CMAKE_MATCH_2})
+    target_link_libraries(${program_name} PRIVATE ${lab}_student_obj ${lab}_exports labkit::bench)
+    labkit_cuda_options(${program_name})
+    if(TARGET ${lab}_solution)
+      target_compile_definitions(${program_name} PRIVATE LABKIT_DEFAULT_REFERENCE="$<TARGET_FILE:${lab}_solution>")
+      add_dependencies(${program_name} ${lab}_solution)
+    endif()
+  endforeach()
 
   if(NOT LABKIT_BUILD_TESTS)
     return()
@@ -127,7 +218,7 @@ ${registrations}LAB_EXPORT_VARIANT_REGISTRY()
   labkit_object_library(${lab}_test_obj ${dir}/${lab}_test.cu)
   target_link_libraries(${lab}_test_obj PUBLIC ${lab}_cpu labkit::testing)
   labkit_object_library(${lab}_bench_obj ${dir}/${lab}_bench.cu)
-  target_link_libraries(${lab}_bench_obj PUBLIC ${lab}_cpu labkit::bench ${arg_BENCH_LIBRARIES})
+  target_link_libraries(${lab}_bench_obj PUBLIC ${lab}_cpu labkit::bench ${manifest_BENCH_LIBRARIES})
   if(TARGET ${lab}_solution)
     # The bench times the implementation it is linked with against this reference.
     target_compile_definitions(${lab}_bench_obj PRIVATE
@@ -141,12 +232,58 @@ ${registrations}LAB_EXPORT_VARIANT_REGISTRY()
       set(prefix ${lab}_solution)
     endif()
     add_executable(${prefix}_test)
-    target_link_libraries(${prefix}_test PRIVATE ${lab}_test_obj ${lab}_${impl}_obj ${lab}_exports labkit::testing)
+    target_link_libraries(${prefix}_test PRIVATE ${lab}_test_obj ${lab}_${impl}_obj ${lab}_exports ${lab}_facts
+                          labkit_test_main labkit::testing)
     add_executable(${prefix}_bench)
-    target_link_libraries(${prefix}_bench PRIVATE ${lab}_bench_obj ${lab}_${impl}_obj ${lab}_exports labkit::bench)
+    target_link_libraries(${prefix}_bench PRIVATE ${lab}_bench_obj ${lab}_${impl}_obj ${lab}_exports ${lab}_facts
+                          labkit::bench)
     if(TARGET ${lab}_solution)
       add_dependencies(${prefix}_bench ${lab}_solution)
     endif()
     labkit_add_gtest(${lab}.${impl} ${prefix}_test ${impl})
   endforeach()
+
+  # The judge: the same test and bench objects, linked with the proxy of <lab>.h. The
+  # defaults name this build's worker and student library; the grader always passes
+  # --impl (and --reference) explicitly.
+  set(reference_default "")
+  if(TARGET ${lab}_solution)
+    set(reference_default "$<TARGET_FILE:${lab}_solution>")
+  endif()
+  file(CONFIGURE OUTPUT ${gen}/${lab}_proxy.cu.in CONTENT
+"${generated_note}
+#include \"${lab}.h\"
+#include \"lab/judge/proxy.h\"
+
+${proxies}LAB_JUDGE_LAB(\"${lab}\", \"$<TARGET_FILE:${lab}_worker>\", \"$<TARGET_FILE:${lab}_student>\",
+              \"${reference_default}\");
+" @ONLY)
+  file(GENERATE OUTPUT ${gen}/${lab}_proxy.cu INPUT ${gen}/${lab}_proxy.cu.in)
+  labkit_object_library(${lab}_proxy ${gen}/${lab}_proxy.cu)
+  target_link_libraries(${lab}_proxy PUBLIC ${lab}_cpu labkit_judge)
+  add_executable(${lab}_judge_test)
+  target_link_libraries(${lab}_judge_test PRIVATE ${lab}_test_obj ${lab}_proxy ${lab}_exports ${lab}_facts
+                        labkit_test_main labkit::testing labkit_judge)
+  add_executable(${lab}_judge_bench)
+  target_link_libraries(${lab}_judge_bench PRIVATE ${lab}_bench_obj ${lab}_proxy ${lab}_exports ${lab}_facts
+                        labkit::bench labkit_judge)
+  # The worker comes with the judge; the student library does not (a submission's is
+  # built on its own, and a student file that does not compile must not stop the judge's build).
+  add_dependencies(${lab}_judge_test ${lab}_worker)
+  add_dependencies(${lab}_judge_bench ${lab}_worker)
+  if(TARGET ${lab}_solution)
+    add_dependencies(${lab}_judge_bench ${lab}_solution)
+    add_dependencies(${lab}_judge_test ${lab}_solution)
+    # The kit's own check of the trusted path: the judge runs the reference's tests
+    # through the worker, as the grader runs a student's.
+    labkit_add_gtest(${lab}.judge ${lab}_judge_test judge --impl=$<TARGET_FILE:${lab}_solution>)
+  endif()
+  # Every sanitizer test the manifest names must exist (a renamed test would otherwise
+  # turn the grader's sanitizer stage into a note).
+  if(Python3_EXECUTABLE)
+    add_test(NAME ${lab}.manifest
+             COMMAND ${Python3_EXECUTABLE} -m grader.manifest --check-tests ${lab} $<TARGET_FILE:${lab}_judge_test>
+             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+    set_tests_properties(${lab}.manifest PROPERTIES LABELS "cpu;manifest" TIMEOUT 120)
+  endif()
 endfunction()

@@ -1,5 +1,6 @@
-// Provided by the kit. The timing harness (lab/bench.h): option parsing, the reference
-// loader, L2 flushing, the sampling loop, the table and the JSON report.
+// Provided by the kit. The timing harness (lab/bench.h): options, the reference loader,
+// L2 flushing, the sampling loop and the boundary calibration of judge programs. The
+// table and the JSON are bench_report.cpp's.
 #include "lab/bench.h"
 
 #include <dlfcn.h>
@@ -11,11 +12,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <sstream>
 
+#include "lab/bench_json.h"
 #include "lab/bench_stats.h"
 #include "lab/buffer.h"
 #include "lab/cuda_check.h"
+#include "lab/remote.h"
 #include "lab/sdk_timer.h"
 
 namespace lab::bench {
@@ -26,39 +31,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
-
-// ---- JSON output -------------------------------------------------------------------
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-std::string json_optional(double v, bool present) { return present ? json_number(v) : "null"; }
 
 // ---- device helpers ----------------------------------------------------------------
 
@@ -86,15 +58,9 @@ std::size_t count_differences(const void* a, const void* b, std::size_t bytes) {
     LAB_CUDA_CHECK(cudaMalloc(&p, sizeof(unsigned long long)));
     return p;
   }();
-  LAB_CUDA_CHECK(cudaMemset(counter, 0, sizeof(unsigned long long)));
   const auto* pa = static_cast<const unsigned char*>(a);
   const auto* pb = static_cast<const unsigned char*>(b);
-  if (aligned) {
-    const std::size_t words = bytes / 4, tail = bytes % 4;
-    count_differences_kernel<<<1024, 256>>>(reinterpret_cast<const unsigned*>(pa), reinterpret_cast<const unsigned*>(pb),
-                                            words, pa + words * 4, pb + words * 4, tail, counter);
-    LAB_CHECK_LAUNCH();
-  } else {
+  if (!aligned) {
     std::vector<unsigned char> ha(bytes), hb(bytes);
     LAB_CUDA_CHECK(cudaMemcpy(ha.data(), a, bytes, cudaMemcpyDeviceToHost));
     LAB_CUDA_CHECK(cudaMemcpy(hb.data(), b, bytes, cudaMemcpyDeviceToHost));
@@ -102,6 +68,13 @@ std::size_t count_differences(const void* a, const void* b, std::size_t bytes) {
     for (std::size_t i = 0; i < bytes; ++i) diff += ha[i] != hb[i];
     return diff;
   }
+  // Asynchronous up to the final copy: enqueued right behind whatever the stream holds
+  // (in a judge program, behind the hold that keeps a worker from resuming; bench.h).
+  LAB_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), nullptr));
+  const std::size_t words = bytes / 4, tail = bytes % 4;
+  count_differences_kernel<<<1024, 256>>>(reinterpret_cast<const unsigned*>(pa), reinterpret_cast<const unsigned*>(pb),
+                                          words, pa + words * 4, pb + words * 4, tail, counter);
+  LAB_CHECK_LAUNCH();
   unsigned long long diff = 0;
   LAB_CUDA_CHECK(cudaMemcpy(&diff, counter, sizeof diff, cudaMemcpyDeviceToHost));
   return static_cast<std::size_t>(diff);
@@ -125,6 +98,12 @@ Reference Reference::load(const std::string& path) {
     ref.m_error = "no reference library given (--reference PATH)";
     return ref;
   }
+  if (Remote* r = remote()) {
+    // A judge program: the reference runs in a worker of its own, like the student's code,
+    // so that both pay the same boundary.
+    ref.m_registry = r->load_reference(path, &ref.m_error);
+    return ref;
+  }
   // RTLD_LOCAL: the reference defines the same function names as the program; keep them apart.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -143,68 +122,96 @@ Reference Reference::load(const std::string& path) {
   return ref;
 }
 
-// ---- the harness -------------------------------------------------------------------
-
-struct CandidateResult {
-  Candidate c{};
-  std::vector<double> ms{};       // event times of the samples
-  std::size_t checks = 0, check_failures = 0, host_suspect = 0;
-  std::string first_failure{};    // first check or runtime failure
-  bool failed = false;            // stopped after an exception
-  double spent_s = 0;             // accumulated event time
-  Summary s{};
-};
-
-struct Harness::State {
-  std::string lab;
-  Options opt;
-  DeviceFacts facts;
-  Reference reference;
-  std::vector<std::string> errors;
-  std::vector<std::string> workload_json;
-  bool any_failure = false;
-  DeviceBuffer<unsigned char> flush;
-};
+// ---- options -----------------------------------------------------------------------
 
 namespace {
 
-[[noreturn]] void usage(const std::string& lab, int code, const std::string& problem = "") {
-  FILE* out = code == 0 ? stdout : stderr;
-  if (!problem.empty()) std::fprintf(out, "error: %s\n\n", problem.c_str());
-  std::fprintf(out,
-               "usage: %s_bench [options]\n"
-               "Times the linked implementation of %s against the reference, the solution's variants,\n"
-               "the CPU version and the library, on the same inputs, and prints a table.\n\n"
-               "  --json PATH               also write the results as JSON (for the grader)\n"
-               "  --reference PATH          reference library (default: the solution built with the kit)\n"
-               "  --reference-variant NAME  which registered variant of the reference to compare with\n"
-               "  --seed=N                  data seed (default: LABKIT_SEED or 1)\n"
-               "  --size N                  problem size (see the lab's handout)\n"
-               "  --filter TEXT             time only candidates whose name contains TEXT\n"
-               "  --quick                   few samples: a smoke test, not a measurement\n"
-               "  --no-cpu                  skip timing the CPU version\n"
-               "  --min-time S, --max-time S, --min-samples N, --max-samples N   sampling limits\n",
-               lab.c_str(), lab.c_str());
-  std::exit(code);
-}
+// One command-line option: parsing and --help both read this table.
+struct OptionSpec {
+  const char* name;   // "--json"
+  const char* value;  // the value's name in --help, or null for a flag
+  const char* help;
+  bool judge_only;    // an option of the grader's judge programs
+  std::function<void(Options&, const std::string&)> apply;
+};
 
-double parse_number(const std::string& lab, const std::string& flag, const std::string& text) {
+double number(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0' || !std::isfinite(v) || v < 0) {
-    usage(lab, 2, flag + " takes a non-negative number, got '" + text + "'");
+    throw std::invalid_argument(flag + " takes a non-negative number, got '" + text + "'");
   }
   return v;
 }
 
-}  // namespace
+const std::vector<OptionSpec>& option_table() {
+  static const std::vector<OptionSpec> table = {
+      {"--json", "PATH", "also write the results as JSON (for the grader)", false,
+       [](Options& o, const std::string& v) { o.json_path = v; }},
+      {"--reference", "PATH", "reference library (default: the solution built with the kit)", false,
+       [](Options& o, const std::string& v) { o.reference_path = v; }},
+      {"--reference-variant", "NAME", "which registered variant of the reference to compare with", false,
+       [](Options& o, const std::string& v) { o.reference_variant = v; }},
+      {"--seed", "N", "data seed, a whole number (default: LABKIT_SEED or 1)", false,
+       [](Options& o, const std::string& v) {
+         o.seed = parse_seed(v);
+         o.seed_given = true;
+       }},
+      {"--size", "N", "problem size (see the lab's handout)", false,
+       [](Options& o, const std::string& v) { o.size = static_cast<long long>(number("--size", v)); }},
+      {"--filter", "TEXT", "time only candidates whose name contains TEXT", false,
+       [](Options& o, const std::string& v) { o.filter = v; }},
+      {"--graded-only", nullptr, "the graded workloads only: student, reference, library and roofline (the grader)",
+       false, [](Options& o, const std::string&) { o.graded_only = true; }},
+      {"--quick", nullptr, "few samples: a smoke test, not a measurement", false,
+       [](Options& o, const std::string&) { o.quick = true; }},
+      {"--no-cpu", nullptr, "skip timing the CPU version", false,
+       [](Options& o, const std::string&) { o.no_cpu = true; }},
+      {"--min-time", "S", "sampling time per workload, at least", false,
+       [](Options& o, const std::string& v) { o.min_seconds = number("--min-time", v); }},
+      {"--max-time", "S", "sampling time per workload, at most", false,
+       [](Options& o, const std::string& v) { o.max_seconds = number("--max-time", v); }},
+      {"--min-samples", "N", "samples per candidate, at least", false,
+       [](Options& o, const std::string& v) { o.min_samples = static_cast<int>(number("--min-samples", v)); }},
+      {"--max-samples", "N", "samples per candidate, at most", false,
+       [](Options& o, const std::string& v) { o.max_samples = static_cast<int>(number("--max-samples", v)); }},
+      {"--impl", "PATH", "the implementation library under test (judge programs)", true,
+       [](Options& o, const std::string& v) { o.impl = v; }},
+      {"--worker", "PATH", "the worker program (judge programs; default: this build's)", true,
+       [](Options& o, const std::string& v) { o.worker = v; }},
+      {"--call-timeout", "S", "a forwarded call that takes longer is a hang (judge programs; default 120)", true,
+       [](Options& o, const std::string& v) { o.call_timeout_s = number("--call-timeout", v); }},
+      {"--no-sandbox", nullptr, "run the workers without their sandbox (judge programs; debugging only)", true,
+       [](Options& o, const std::string&) { o.no_sandbox = true; }},
+  };
+  return table;
+}
 
-Harness::Harness(std::string lab, int argc, char** argv, std::string default_reference) : m(new State) {
-  m->lab = std::move(lab);
-  Options& o = m->opt;
+[[noreturn]] void usage(const std::string& lab, int code, const std::string& problem = "") {
+  FILE* out = code == 0 ? stdout : stderr;
+  if (!problem.empty()) {
+    std::fprintf(out, "%s_bench: error: %s (see --help)\n", lab.c_str(), problem.c_str());
+    std::exit(code);
+  }
+  std::fprintf(out,
+               "usage: %s_bench [options]\n"
+               "Times the implementation under test against the reference, the solution's variants, the CPU\n"
+               "version and the library, on the same inputs, and prints a table.\n\n",
+               lab.c_str());
+  for (const OptionSpec& spec : option_table()) {
+    if (spec.judge_only && remote() == nullptr) continue;
+    const std::string left = std::string(spec.name) + (spec.value != nullptr ? std::string(" ") + spec.value : "");
+    std::fprintf(out, "  %-26s %s\n", left.c_str(), spec.help);
+  }
+  std::fprintf(out, "  %-26s %s\n", "--help", "this text");
+  std::fprintf(out,
+               "\nExit status: 0 every timed output was right, 1 a check failed, 2 bad options, 3 no GPU.\n");
+  std::exit(code);
+}
+
+Options parse_options(const std::string& lab, int argc, char** argv, std::string default_reference) {
+  Options o;
   o.reference_path = std::move(default_reference);
-  Seed seed = 0;
-  bool seed_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     const auto eq = arg.find('=');
@@ -213,25 +220,24 @@ Harness::Harness(std::string lab, int argc, char** argv, std::string default_ref
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     }
-    auto next = [&]() -> std::string {
-      if (has_inline) return value;
-      if (i + 1 >= argc) usage(m->lab, 2, arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--help" || arg == "-h") usage(m->lab, 0);
-    else if (arg == "--json") o.json_path = next();
-    else if (arg == "--reference") o.reference_path = next();
-    else if (arg == "--reference-variant") o.reference_variant = next();
-    else if (arg == "--filter") o.filter = next();
-    else if (arg == "--quick") o.quick = true;
-    else if (arg == "--no-cpu") o.no_cpu = true;
-    else if (arg == "--seed") { seed = static_cast<Seed>(parse_number(m->lab, arg, next())); seed_given = true; }
-    else if (arg == "--size") o.size = static_cast<long long>(parse_number(m->lab, arg, next()));
-    else if (arg == "--min-time") o.min_seconds = parse_number(m->lab, arg, next());
-    else if (arg == "--max-time") o.max_seconds = parse_number(m->lab, arg, next());
-    else if (arg == "--min-samples") o.min_samples = static_cast<int>(parse_number(m->lab, arg, next()));
-    else if (arg == "--max-samples") o.max_samples = static_cast<int>(parse_number(m->lab, arg, next()));
-    else usage(m->lab, 2, "unknown option '" + arg + "'");
+    if (arg == "--help" || arg == "-h") usage(lab, 0);
+    const auto spec = std::find_if(option_table().begin(), option_table().end(),
+                                   [&](const OptionSpec& s) { return arg == s.name; });
+    if (spec == option_table().end()) usage(lab, 2, "unknown option '" + arg + "'");
+    if (spec->judge_only && remote() == nullptr) {
+      usage(lab, 2, arg + " is an option of the grader's judge programs (" + lab + "_judge_bench)");
+    }
+    if (spec->value != nullptr && !has_inline) {
+      if (i + 1 >= argc) usage(lab, 2, arg + " needs a value");
+      value = argv[++i];
+    } else if (spec->value == nullptr && has_inline) {
+      usage(lab, 2, arg + " takes no value");
+    }
+    try {
+      spec->apply(o, value);
+    } catch (const std::exception& e) {
+      usage(lab, 2, e.what());
+    }
   }
   if (o.quick) {
     o.min_samples = 3;
@@ -240,9 +246,156 @@ Harness::Harness(std::string lab, int argc, char** argv, std::string default_ref
     o.max_seconds = 1;
     o.no_cpu = true;
   }
-  if (o.max_samples < std::max(1, o.min_samples)) usage(m->lab, 2, "--max-samples must be at least --min-samples");
+  if (o.graded_only) o.no_cpu = true;  // the CPU's time is in no grade
+  if (o.max_samples < std::max(1, o.min_samples)) usage(lab, 2, "--max-samples must be at least --min-samples");
+  return o;
+}
+
+}  // namespace
+
+// ---- the harness -------------------------------------------------------------------
+
+namespace {
+// The boundary of one worker, measured with empty requests: the judge's clock minus the
+// stamps (the "gap"), its median and the bound a real call's gap may reach.
+struct Boundary {
+  Summary gap;
+  double bound_ms = 0;
+};
+
+}  // namespace
+
+struct Harness::State {
+  std::string lab;
+  Options opt;
+  DeviceFacts facts;
+  Reference reference;
+  std::vector<std::string> errors;
+  std::vector<WorkloadResult> workloads;
+  bool any_failure = false;
+  DeviceBuffer<unsigned char> flush;
+  Remote* remote = nullptr;  // judge programs: the implementations run in workers
+  Boundary student_boundary, reference_boundary;  // the boundary of each worker
+};
+
+namespace {
+
+void flush_l2(DeviceBuffer<unsigned char>& flush, unsigned char value) {
+  // Persisting lines survive ordinary traffic, so drop them first.
+  LAB_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+  LAB_CUDA_CHECK(cudaMemsetAsync(flush.data(), value, flush.bytes()));
+}
+
+// Runs one call of `r` (prepare, flush, time, check); returns false after a failure.
+//
+// A call forwarded to a worker (judge programs) is timed by the worker's clock stamps
+// where the judge's own clock (start event to a fence) agrees, else by the judge's clock
+// minus the calibrated boundary (common/judge/session.cu). Right after the stop event
+// the judge holds the GPU for a moment, so that the output check it enqueues next runs
+// before a worker that said "done" too early could finish behind the judge's back.
+bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& flush, Remote* remote, bool timed,
+            unsigned round, double* event_ms, Rng* pick = nullptr, double* fenced_ms = nullptr,
+            double* stamped_ms = nullptr) {
   try {
-    if (seed_given) set_run_seed(seed);
+    if (w.datasets > 1 && w.select) w.select(pick != nullptr ? static_cast<int>(pick->below(w.datasets)) : 0);
+    if (w.prepare) w.prepare();
+    if (timed) flush_l2(flush, static_cast<unsigned char>(round));
+    if (remote != nullptr) remote->begin_sample();
+    LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    cudaEvent_t start, stop;
+    LAB_CUDA_CHECK(cudaEventCreate(&start));
+    LAB_CUDA_CHECK(cudaEventCreate(&stop));
+    const auto host0 = Clock::now();
+    LAB_CUDA_CHECK(cudaEventRecord(start, nullptr));
+    r.c.call();
+    LAB_CUDA_CHECK(cudaEventRecord(stop, nullptr));
+    const RemoteSample forwarded = remote != nullptr ? remote->end_sample() : RemoteSample{};
+    if (forwarded.calls > 0) {
+      r.remote = true;
+      remote->hold_gpu();
+      LAB_CUDA_CHECK(cudaEventSynchronize(stop));
+    } else {
+      // Wait for the whole device, not only the stop event: work hidden on another
+      // stream then shows in the host time.
+      LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    const double host_ms = std::chrono::duration<double, std::milli>(Clock::now() - host0).count();
+    float ms = 0;
+    LAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    *event_ms = ms;
+    if (fenced_ms != nullptr) *fenced_ms = ms;
+    if (timed && forwarded.calls == 0 && host_time_suspect(ms, host_ms)) ++r.host_suspect;
+    if (!r.c.unchecked) {
+      const auto& check = r.c.check ? r.c.check : w.check;
+      std::string problem = check ? check() : "";
+      // With several data sets the next call overwrites the inputs: check them after each.
+      if (problem.empty() && w.datasets > 1 && w.inputs_check) {
+        problem = w.inputs_check();
+        if (!problem.empty()) problem = "the inputs changed: " + problem;
+      }
+      if (check || w.datasets > 1) ++r.checks;
+      if (!problem.empty()) {
+        ++r.check_failures;
+        if (r.first_failure.empty()) r.first_failure = problem;
+      }
+    }
+    if (forwarded.calls > 0) {
+      const RemoteStamps stamps = remote->read_stamps();
+      if (stamped_ms != nullptr) *stamped_ms = stamps.valid ? stamps.ms : -1.0;
+      // The boundary's cost, plus 2% of the call: a long call's wait for the GPU costs a
+      // little more to notice (forged stamps can gain at most that much).
+      const double bound = forwarded.bound_ms + 0.02 * std::max(0.0, stamps.ms);
+      if (stamps.valid && ms - stamps.ms <= bound) {
+        *event_ms = std::max(1e-6, stamps.ms);
+      } else {
+        *event_ms = std::max(1e-6, ms - forwarded.bound_ms);
+        if (timed) ++r.boundary_suspect;
+      }
+    }
+    LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    LAB_CUDA_CHECK(cudaEventDestroy(start));
+    LAB_CUDA_CHECK(cudaEventDestroy(stop));
+    return true;
+  } catch (const std::exception& e) {
+    r.failed = true;
+    ++r.check_failures;
+    if (r.first_failure.empty()) r.first_failure = e.what();
+    return false;
+  }
+}
+
+Boundary calibrate(Remote& remote, bool reference, DeviceBuffer<unsigned char>& flush, int samples) {
+  CandidateResult r;
+  r.c.call = [&] { remote.noop(reference); };
+  r.c.unchecked = true;
+  const Workload none;
+  std::vector<double> gaps;
+  for (int i = 0; i < samples + 5; ++i) {
+    double used = 0, fenced = 0, stamped = -1;
+    if (!sample(r, none, flush, &remote, true, static_cast<unsigned>(i), &used, nullptr, &fenced, &stamped)) {
+      throw std::runtime_error("the boundary could not be calibrated: " + r.first_failure);
+    }
+    if (stamped < 0) throw std::runtime_error("the boundary could not be calibrated: the worker wrote no clock stamps");
+    if (i >= 5) gaps.push_back(fenced - stamped);  // the first few warm the path up
+  }
+  Boundary b;
+  b.gap = summarize(gaps);
+  // A real call's gap varies a little more than an empty one's (what ran before, the
+  // context's size): the bound leaves room for that, and no more, since it is what
+  // forged stamps could gain.
+  b.bound_ms = quantile(gaps, 0.95) + std::max(0.02, 0.1 * b.gap.median);
+  return b;
+}
+
+}  // namespace
+
+Harness::Harness(std::string lab, int argc, char** argv, std::string default_reference) : m(new State) {
+  m->lab = std::move(lab);
+  m->opt = parse_options(m->lab, argc, argv, std::move(default_reference));
+  const Options& o = m->opt;
+  m->remote = remote();
+  try {
+    if (o.seed_given) set_run_seed(o.seed);
     (void)run_seed();
   } catch (const std::exception& e) {
     usage(m->lab, 2, e.what());
@@ -261,10 +414,41 @@ Harness::Harness(std::string lab, int argc, char** argv, std::string default_ref
   m->facts = device_facts();
   // Twice the L2 size: writing it evicts whatever the previous call left in the cache.
   m->flush = DeviceBuffer<unsigned char>(std::max<std::size_t>(2 * m->facts.l2_bytes, 1 << 20));
+  if (m->remote != nullptr) {
+    RemoteOptions ro;
+    ro.impl = o.impl;
+    ro.worker = o.worker;
+    ro.call_timeout_s = o.call_timeout_s;
+    ro.sandbox = !o.no_sandbox;
+    m->remote->configure(ro);
+    const std::string problem = m->remote->start_student();
+    if (!problem.empty()) note_error("the implementation under test could not be started: " + problem);
+  }
   m->reference = Reference::load(o.reference_path);
   std::printf("%s bench on %s\nseed %llu; reference: %s\n", m->lab.c_str(), describe(m->facts).c_str(),
               static_cast<unsigned long long>(run_seed()),
               m->reference.loaded() ? m->reference.path().c_str() : m->reference.error().c_str());
+  if (m->remote != nullptr) {
+    std::printf("judge: the implementations run in sandboxed worker processes\n%s", m->remote->describe().c_str());
+    m->remote->set_timing(true);
+    try {
+      const int samples = o.quick ? 20 : 200;
+      m->student_boundary = calibrate(*m->remote, false, m->flush, samples);
+      m->remote->set_boundary(false, m->student_boundary.bound_ms);
+      if (m->reference.loaded()) {
+        m->reference_boundary = calibrate(*m->remote, true, m->flush, samples);
+        m->remote->set_boundary(true, m->reference_boundary.bound_ms);
+      }
+      std::printf("boundary per call beyond the worker's stamps: student %.4f ms (IQR %.4f, bound %.4f), "
+                  "reference %.4f ms (IQR %.4f, bound %.4f)\n",
+                  m->student_boundary.gap.median, m->student_boundary.gap.q3 - m->student_boundary.gap.q1,
+                  m->student_boundary.bound_ms, m->reference_boundary.gap.median,
+                  m->reference_boundary.gap.q3 - m->reference_boundary.gap.q1, m->reference_boundary.bound_ms);
+    } catch (const std::exception& e) {
+      note_error(e.what());
+    }
+    m->remote->set_timing(false);
+  }
 }
 
 Harness::~Harness() = default;
@@ -286,102 +470,53 @@ void Harness::add_candidate(Workload& w, Candidate c) {
   w.candidates.push_back(std::move(c));
 }
 
-namespace {
-
-void flush_l2(DeviceBuffer<unsigned char>& flush, unsigned char value) {
-  // Persisting lines survive ordinary traffic, so drop them first.
-  LAB_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
-  LAB_CUDA_CHECK(cudaMemsetAsync(flush.data(), value, flush.bytes()));
-}
-
-// Runs one call of `r` (prepare, flush, time, check); returns false after a failure.
-bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& flush, bool timed,
-            unsigned round, double* event_ms) {
-  try {
-    if (w.prepare) w.prepare();
-    if (timed) flush_l2(flush, static_cast<unsigned char>(round));
-    LAB_CUDA_CHECK(cudaDeviceSynchronize());
-    cudaEvent_t start, stop;
-    LAB_CUDA_CHECK(cudaEventCreate(&start));
-    LAB_CUDA_CHECK(cudaEventCreate(&stop));
-    const auto host0 = Clock::now();
-    LAB_CUDA_CHECK(cudaEventRecord(start, nullptr));
-    r.c.call();
-    LAB_CUDA_CHECK(cudaEventRecord(stop, nullptr));
-    // Wait for the whole device, not only the stop event: work hidden on another
-    // stream then shows in the host time.
-    LAB_CUDA_CHECK(cudaDeviceSynchronize());
-    const double host_ms = std::chrono::duration<double, std::milli>(Clock::now() - host0).count();
-    float ms = 0;
-    LAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    LAB_CUDA_CHECK(cudaEventDestroy(start));
-    LAB_CUDA_CHECK(cudaEventDestroy(stop));
-    *event_ms = ms;
-    if (timed && host_time_suspect(ms, host_ms)) ++r.host_suspect;
-    if (!r.c.unchecked) {
-      const auto& check = r.c.check ? r.c.check : w.check;
-      if (check) {
-        const std::string problem = check();
-        ++r.checks;
-        if (!problem.empty()) {
-          ++r.check_failures;
-          if (r.first_failure.empty()) r.first_failure = problem;
-        }
-      }
-    }
-    return true;
-  } catch (const std::exception& e) {
-    r.failed = true;
-    ++r.check_failures;
-    if (r.first_failure.empty()) r.first_failure = e.what();
-    return false;
-  }
-}
-
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-}  // namespace
-
-void Harness::run(Workload& w) {
+WorkloadResult Harness::measure(Workload& w) {
   const Options& o = m->opt;
-  std::printf("\n== %s%s\n", w.name.c_str(), w.graded ? "  [graded]" : "");
+  WorkloadResult out;
+  out.name = w.name;
+  out.function = w.function;
+  out.graded = w.graded;
+  out.unit = w.unit;
+  out.amount = w.amount;
+  out.peak = w.peak;
+  out.target_rel_se = o.target_rel_se;
 
   // The CPU version, timed with the sdkTimer API as the lectures do.
-  double cpu_ms = 0;
-  int cpu_runs = 0;
   if (w.cpu && !o.no_cpu) {
     StopWatchInterface* timer = nullptr;
     sdkCreateTimer(&timer);
-    while (cpu_runs < w.cpu_max_runs && (cpu_runs == 0 || sdkGetTimerValue(&timer) < w.cpu_min_seconds * 1e3)) {
+    while (out.cpu_runs < w.cpu_max_runs &&
+           (out.cpu_runs == 0 || sdkGetTimerValue(&timer) < w.cpu_min_seconds * 1e3)) {
       sdkStartTimer(&timer);
       w.cpu();
       sdkStopTimer(&timer);
-      ++cpu_runs;
+      ++out.cpu_runs;
     }
-    cpu_ms = sdkGetAverageTimerValue(&timer);
+    out.cpu_ms = sdkGetAverageTimerValue(&timer);
     sdkDeleteTimer(&timer);
   }
 
-  std::vector<CandidateResult> results;
-  for (const Candidate& c : w.candidates) results.push_back({c});
+  std::vector<CandidateResult>& results = out.results;
+  for (const Candidate& c : w.candidates) {
+    results.push_back({});
+    results.back().c = c;
+  }
   CandidateResult* student = nullptr;
   CandidateResult* reference = nullptr;
   for (auto& r : results) {
     if (r.c.role == Role::Student) student = &r;
     if (r.c.role == Role::Reference) reference = &r;
   }
+  Remote* remote = m->remote;
+  if (remote != nullptr) remote->set_timing(true);
 
   // Warm-up: one checked call each (module loading, workspace growth), then ~100 ms more.
   double ignored = 0;
-  for (auto& r : results) sample(r, w, m->flush, false, 0, &ignored);
+  for (auto& r : results) sample(r, w, m->flush, remote, false, 0, &ignored);
   const auto warm0 = Clock::now();
   while (seconds_since(warm0) < 0.1 && !o.quick) {
     for (auto& r : results) {
-      if (!r.failed) sample(r, w, m->flush, false, 0, &ignored);
+      if (!r.failed) sample(r, w, m->flush, remote, false, 0, &ignored);
     }
   }
   for (auto& r : results) {  // warm-up checks count only when they failed
@@ -395,8 +530,8 @@ void Harness::run(Workload& w) {
   rule.min_seconds = o.min_seconds;
   rule.max_seconds = w.max_seconds > 0 ? w.max_seconds : o.max_seconds;
   rule.target_rel_se = o.target_rel_se;
-  std::vector<double> ratios;
   const auto t0 = Clock::now();
+  Rng pick(derive_seed(run_seed(), "bench datasets " + w.name));
   for (unsigned round = 1;; ++round) {
     double ms_student = -1, ms_reference = -1;
     for (auto& r : results) {
@@ -409,14 +544,15 @@ void Harness::run(Workload& w) {
       }
       if (!essential && r.ms.size() >= 3 && r.spent_s > rule.max_seconds / 2) continue;
       double ms = 0;
-      if (!sample(r, w, m->flush, true, round, &ms)) continue;
+      if (!sample(r, w, m->flush, remote, true, round, &ms, &pick)) continue;
       r.ms.push_back(ms);
       r.spent_s += ms / 1e3;
       if (&r == student) ms_student = ms;
       if (&r == reference) ms_reference = ms;
     }
-    if (ms_student > 0 && ms_reference > 0) ratios.push_back(ms_student / ms_reference);
-    const Summary progress = summarize(!ratios.empty() ? ratios : (student ? student->ms : std::vector<double>{}));
+    if (ms_student > 0 && ms_reference > 0) out.ratios.push_back(ms_student / ms_reference);
+    const Summary progress = summarize(!out.ratios.empty() ? out.ratios
+                                                           : (student ? student->ms : std::vector<double>{}));
     bool any_alive = false;
     for (auto& r : results) any_alive = any_alive || !r.failed;
     if (!any_alive || should_stop(rule, progress, seconds_since(t0))) break;
@@ -425,116 +561,70 @@ void Harness::run(Workload& w) {
       break;
     }
   }
-  std::string inputs_problem;
+  if (remote != nullptr) remote->set_timing(false);
   if (w.inputs_check) {
     try {
-      inputs_problem = w.inputs_check();
+      out.inputs_problem = w.inputs_check();
     } catch (const std::exception& e) {
-      inputs_problem = e.what();
+      out.inputs_problem = e.what();
     }
   }
-
-  // Summaries and ratios.
   for (auto& r : results) r.s = summarize(r.ms);
-  const CandidateResult* library = nullptr;
-  for (auto& r : results) {
-    if (r.c.role == Role::Library && !r.ms.empty() && library == nullptr) library = &r;
-  }
-  const Summary pair = summarize(ratios);
+  out.pair = summarize(out.ratios);
+  return out;
+}
 
-  auto throughput = [&](const CandidateResult& r) {
-    const double amount = r.c.amount > 0 ? r.c.amount : w.amount;
-    return r.s.median > 0 ? amount / (r.s.median * 1e-3) / 1e9 : 0.0;
-  };
-
-  // The table.
-  if (cpu_runs > 0) std::printf("CPU version (sdkTimer): %.3f ms, average of %d run(s)\n", cpu_ms, cpu_runs);
-  std::printf("%-22s %-9s %10s %9s %7s %10s %7s %9s %7s %7s  %s\n", "name", "role", "median ms", "IQR ms", "samples",
-              w.unit.c_str(), "% peak", "x CPU", "x ref", "x lib", "check");
-  for (auto& r : results) {
-    const bool timed = !r.ms.empty();
-    std::string check = r.c.unchecked ? "-" : (r.check_failures == 0 ? "ok" : "FAILED");
-    if (r.c.role == Role::Student && !inputs_problem.empty()) check = "INPUT CHANGED";
-    if (r.host_suspect > 0) check += " host-time!";
-    std::printf("%-22s %-9s %10s %9s %7zu %10s %7s %9s %7s %7s  %s\n", r.c.name.c_str(), to_string(r.c.role),
-                timed ? fmt("%.4f", r.s.median).c_str() : "-", timed ? fmt("%.4f", r.s.q3 - r.s.q1).c_str() : "-",
-                r.ms.size(), timed ? fmt("%.1f", throughput(r)).c_str() : "-",
-                timed && w.peak > 0 ? fmt("%.1f%%", 100 * throughput(r) / w.peak).c_str() : "-",
-                timed && cpu_ms > 0 ? fmt("%.1f", cpu_ms / r.s.median).c_str() : "-",
-                timed && reference && !reference->ms.empty() ? fmt("%.2f", reference->s.median / r.s.median).c_str() : "-",
-                timed && library ? fmt("%.2f", library->s.median / r.s.median).c_str() : "-", check.c_str());
-  }
-  for (auto& r : results) {
-    if (!r.first_failure.empty()) std::printf("  %s: %s\n", r.c.name.c_str(), r.first_failure.c_str());
-  }
-  if (!inputs_problem.empty()) std::printf("  inputs changed: %s\n", inputs_problem.c_str());
-  if (!ratios.empty()) {
-    std::printf("student / reference time: median %.3f over %zu interleaved pairs (±%.1f%%)%s\n", pair.median,
-                pair.count, 100 * pair.rel_se, pair.rel_se > o.target_rel_se ? "  [noisy]" : "");
-  }
-
-  // JSON for this workload.
-  std::ostringstream js;
-  js << "{\"name\": " << json_string(w.name) << ", \"function\": " << json_string(w.function)
-     << ", \"graded\": " << (w.graded ? "true" : "false") << ", \"unit\": " << json_string(w.unit)
-     << ", \"amount\": " << json_number(w.amount) << ", \"peak\": " << json_optional(w.peak, w.peak > 0)
-     << ", \"cpu_ms\": " << json_optional(cpu_ms, cpu_runs > 0) << ", \"cpu_runs\": " << cpu_runs
-     << ", \"inputs_check\": " << (inputs_problem.empty() ? "null" : json_string(inputs_problem));
-  if (!ratios.empty()) {
-    js << ", \"pair\": {\"ratio_median\": " << json_number(pair.median) << ", \"ratio_rel_se\": "
-       << json_number(pair.rel_se) << ", \"samples\": " << pair.count
-       << ", \"noisy\": " << (pair.rel_se > o.target_rel_se ? "true" : "false") << "}";
-  } else {
-    js << ", \"pair\": null";
-  }
-  js << ", \"results\": [";
-  bool first = true;
-  for (auto& r : results) {
-    const bool timed = !r.ms.empty();
-    const bool is_student = r.c.role == Role::Student;
-    if (r.check_failures > 0 && (is_student || r.c.role == Role::Reference)) m->any_failure = true;
-    if (is_student && !inputs_problem.empty()) m->any_failure = true;
-    js << (first ? "" : ", ") << "{\"name\": " << json_string(r.c.name) << ", \"role\": "
-       << json_string(to_string(r.c.role)) << ", \"description\": " << json_string(r.c.description)
-       << ", \"median_ms\": " << json_optional(r.s.median, timed) << ", \"q1_ms\": " << json_optional(r.s.q1, timed)
-       << ", \"q3_ms\": " << json_optional(r.s.q3, timed) << ", \"samples\": " << r.ms.size()
-       << ", \"noisy\": " << (r.s.rel_se > o.target_rel_se ? "true" : "false")
-       << ", \"throughput\": " << json_optional(throughput(r), timed)
-       << ", \"pct_peak\": " << json_optional(100 * throughput(r) / w.peak, timed && w.peak > 0)
-       << ", \"speedup_vs_cpu\": " << json_optional(cpu_ms / r.s.median, timed && cpu_runs > 0)
-       << ", \"speed_vs_reference\": "
-       << json_optional(reference ? reference->s.median / r.s.median : 0, timed && reference && !reference->ms.empty())
-       << ", \"speed_vs_library\": " << json_optional(library ? library->s.median / r.s.median : 0, timed && library)
-       << ", \"checks\": " << r.checks << ", \"check_failures\": " << r.check_failures
-       << ", \"first_failure\": " << (r.first_failure.empty() ? "null" : json_string(r.first_failure))
-       << ", \"host_suspect\": " << r.host_suspect
-       << ", \"inputs_changed\": " << (is_student && !inputs_problem.empty() ? "true" : "false") << "}";
-    first = false;
-  }
-  js << "]}";
-  m->workload_json.push_back(js.str());
+void Harness::run(Workload& w) {
+  if (m->opt.graded_only && !w.graded) return;  // the grade does not need it
+  std::printf("\n== %s%s\n", w.name.c_str(), w.graded ? "  [graded]" : "");
   std::fflush(stdout);
+  WorkloadResult result = measure(w);
+  print_table(result);
+  for (const CandidateResult& r : result.results) {
+    const bool graded_role = r.c.role == Role::Student || r.c.role == Role::Reference;
+    if (graded_role && r.check_failures > 0) m->any_failure = true;
+  }
+  if (!result.inputs_problem.empty()) m->any_failure = true;
+  m->workloads.push_back(std::move(result));
 }
 
 int Harness::finish() {
   const DeviceFacts& f = m->facts;
-  if (!m->opt.json_path.empty()) {
-    std::ofstream out(m->opt.json_path);
+  const Options& o = m->opt;
+  if (!o.json_path.empty()) {
+    auto boundary = [](const Boundary& b) {
+      return "{\"median_ms\": " + json_number(b.gap.median) + ", \"q1_ms\": " + json_number(b.gap.q1) +
+             ", \"q3_ms\": " + json_number(b.gap.q3) + ", \"bound_ms\": " + json_number(b.bound_ms) +
+             ", \"samples\": " + std::to_string(b.gap.count) + "}";
+    };
+    std::ofstream out(o.json_path);
     out << "{\"schema\": \"labkit-bench\", \"version\": 1, \"status\": \"ok\", \"lab\": " << json_string(m->lab)
-        << ", \"seed\": " << run_seed() << ",\n \"device\": {\"name\": " << json_string(f.name)
+        << ", \"seed\": " << run_seed() << ",\n \"options\": {\"size\": " << o.size
+        << ", \"graded_only\": " << (o.graded_only ? "true" : "false") << ", \"filter\": " << json_string(o.filter)
+        << ", \"quick\": " << (o.quick ? "true" : "false") << "},\n \"device\": {\"name\": " << json_string(f.name)
         << ", \"sms\": " << f.sms << ", \"sm_clock_mhz\": " << json_number(f.sm_clock_mhz)
         << ", \"l2_bytes\": " << f.l2_bytes << ", \"peak_dram_gbps\": " << json_number(f.peak_dram_gbps)
         << ", \"peak_fp32_gflops\": " << json_number(f.peak_fp32_gflops)
         << ", \"peak_rsqrt_gops\": " << json_number(f.peak_rsqrt_gops) << "},\n \"reference\": {\"path\": "
         << json_string(m->reference.path()) << ", \"loaded\": " << (m->reference.loaded() ? "true" : "false")
-        << ", \"variant\": " << json_string(m->opt.reference_variant) << ", \"error\": "
-        << (m->reference.error().empty() ? "null" : json_string(m->reference.error())) << "},\n \"workloads\": [";
-    for (std::size_t i = 0; i < m->workload_json.size(); ++i) out << (i ? ",\n  " : "\n  ") << m->workload_json[i];
+        << ", \"variant\": " << json_string(o.reference_variant) << ", \"error\": "
+        << (m->reference.error().empty() ? "null" : json_string(m->reference.error())) << "},\n \"judge\": ";
+    if (m->remote != nullptr) {
+      out << "{\"impl\": " << json_string(o.impl) << ", \"boundary\": {\"student\": " << boundary(m->student_boundary)
+          << ", \"reference\": " << boundary(m->reference_boundary) << "}, \"workers\": "
+          << json_string(m->remote->describe()) << "}";
+    } else {
+      out << "null";
+    }
+    out << ",\n \"workloads\": [";
+    for (std::size_t i = 0; i < m->workloads.size(); ++i) {
+      out << (i ? ",\n  " : "\n  ") << workload_json(m->workloads[i]);
+    }
     out << "],\n \"errors\": [";
     for (std::size_t i = 0; i < m->errors.size(); ++i) out << (i ? ", " : "") << json_string(m->errors[i]);
     out << "]}\n";
     if (!out) {
-      std::fprintf(stderr, "error: could not write %s\n", m->opt.json_path.c_str());
+      std::fprintf(stderr, "error: could not write %s\n", o.json_path.c_str());
       return 1;
     }
   }

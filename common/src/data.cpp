@@ -21,12 +21,11 @@ std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); 
 Seed seed_from_environment() {
   const char* text = std::getenv("LABKIT_SEED");
   if (text == nullptr || *text == '\0') return 1;
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 0);
-  if (end == text || *end != '\0') {
-    throw std::invalid_argument(std::string("LABKIT_SEED must be a number, got '") + text + "'");
+  try {
+    return parse_seed(text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("LABKIT_SEED: ") + e.what());
   }
-  return value;
 }
 
 Seed& seed_storage() {
@@ -35,6 +34,25 @@ Seed& seed_storage() {
 }
 
 }  // namespace
+
+Seed parse_seed(std::string_view text) {
+  Seed value = 0;
+  bool overflow = false;
+  for (char c : text) {
+    if (c < '0' || c > '9') {
+      throw std::invalid_argument("a seed is a whole number from 0 to 18446744073709551615, got '" +
+                                  std::string(text) + "'");
+    }
+    const Seed digit = static_cast<Seed>(c - '0');
+    if (value > (~Seed{0} - digit) / 10) overflow = true;
+    value = value * 10 + digit;
+  }
+  if (text.empty() || overflow) {
+    throw std::invalid_argument("a seed is a whole number from 0 to 18446744073709551615, got '" +
+                                std::string(text) + "'");
+  }
+  return value;
+}
 
 Seed run_seed() { return seed_storage(); }
 void set_run_seed(Seed seed) { seed_storage() = seed; }

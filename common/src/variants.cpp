@@ -34,6 +34,28 @@ const Variant* VariantRegistry::find(std::string_view function, std::string_view
   return nullptr;
 }
 
+namespace {
+std::vector<std::string>& slow_patterns() {
+  static std::vector<std::string> patterns;
+  return patterns;
+}
+}  // namespace
+
+SlowVariantsRegistrar::SlowVariantsRegistrar(std::vector<std::string> patterns) {
+  for (auto& p : patterns) slow_patterns().push_back(std::move(p));
+}
+
+bool variant_is_slow(std::string_view variant) {
+  for (const std::string& pattern : slow_patterns()) {
+    if (!pattern.empty() && pattern.back() == '*') {
+      if (variant.substr(0, pattern.size() - 1) == std::string_view(pattern).substr(0, pattern.size() - 1)) return true;
+    } else if (variant == pattern) {
+      return true;
+    }
+  }
+  return false;
+}
+
 VariantRegistry& local_variants() {
   static VariantRegistry registry;
   return registry;

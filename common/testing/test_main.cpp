@@ -1,39 +1,118 @@
 // Provided by the kit. The main() of every lab's test program.
 //
-//   ./bin/vectorAdd_test                       run every test
-//   ./bin/vectorAdd_test --seed=42             the same, with other random data
-//   ./bin/vectorAdd_test --gtest_filter='*Gpu*' only the GPU tests
+//   ./build/dev/bin/vectorAdd_test                        run every test
+//   ./build/dev/bin/vectorAdd_test --seed=42              the same, with other random data
+//   ./build/dev/bin/vectorAdd_test --gtest_filter='*Gpu*' only the GPU tests
+//   ./build/dev/bin/vectorAdd_test --help                 the options
 //
 // It checks kernel launches synchronously (LABKIT_SYNC_LAUNCHES=1), so a kernel that
 // fails is reported by the test that launched it.
+//
+// The grader's judge programs (<lab>_judge_test) have the same main: there the
+// implementation runs in a sandboxed worker process (lab/remote.h), started here before
+// GoogleTest lists the tests, since the tests of registered variants depend on them.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "lab/data.h"
 #include "lab/device.h"
+#include "lab/remote.h"
+
+namespace {
+
+void usage(const char* program, FILE* out) {
+  std::fprintf(out,
+               "usage: %s [--seed N] [GoogleTest options]\n"
+               "Runs the lab's correctness tests. Every failure names the size, the index, the expected and\n"
+               "the actual value, and the seed that reproduces it.\n\n"
+               "  --seed N, --seed=N     the data seed (a whole number; default: LABKIT_SEED, else 1)\n"
+               "  --gtest_filter=PATTERN run only the tests that match, e.g. '*n_1025*' or '*Gpu*'\n"
+               "  --gtest_list_tests     list the tests without running them\n"
+               "  --help                 this text, then GoogleTest's own options\n",
+               program);
+  if (lab::remote() != nullptr) {
+    std::fprintf(out,
+                 "\nThis is a judge program of the grader: the implementation runs in a sandboxed worker process.\n"
+                 "  --impl PATH, --impl=PATH   the implementation library to test (default: this build's student one)\n"
+                 "  --worker PATH              the worker program (default: this build's)\n"
+                 "  --call-timeout S           a call that takes longer is a hang (default 60)\n"
+                 "  --no-sandbox               run the worker without its sandbox (debugging only)\n");
+  }
+  std::fprintf(out,
+               "\nExit status: 0 every test passed, 1 a test failed, 2 bad options.\n");
+}
+
+[[noreturn]] void bad_option(const char* program, const std::string& problem) {
+  std::fprintf(stderr, "%s: error: %s (see --help)\n", program, problem.c_str());
+  std::exit(2);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  try {
-    for (int i = 1; i < argc; ++i) {
-      if (std::strncmp(argv[i], "--seed=", 7) == 0) {
-        char* end = nullptr;
-        const unsigned long long seed = std::strtoull(argv[i] + 7, &end, 0);
-        if (end == argv[i] + 7 || *end != '\0') {
-          std::fprintf(stderr, "error: --seed takes a number, e.g. --seed=42 (got '%s')\n", argv[i] + 7);
-          return 2;
-        }
-        lab::set_run_seed(seed);
-      } else {
-        std::fprintf(stderr, "error: unknown option '%s' (options: --seed=<N> and GoogleTest's --gtest_*)\n",
-                     argv[i]);
-        return 2;
-      }
+  const char* program = argc > 0 ? argv[0] : "test";
+  lab::RemoteOptions remote_options;
+  remote_options.sync_launches = true;
+  std::vector<char*> gtest_args = {argv[0]};
+  bool help = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    const auto eq = arg.find('=');
+    const bool inline_value = arg.rfind("--", 0) == 0 && eq != std::string::npos;
+    if (inline_value) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
     }
+    auto take = [&]() -> std::string {
+      if (inline_value) return value;
+      if (i + 1 >= argc) bad_option(program, arg + " needs a value");
+      return argv[++i];
+    };
+    const bool judge_option = arg == "--impl" || arg == "--worker" || arg == "--call-timeout" || arg == "--no-sandbox";
+    if (arg.rfind("--gtest_", 0) == 0) {
+      gtest_args.push_back(argv[i]);
+    } else if (arg == "--help" || arg == "-h") {
+      help = true;
+    } else if (arg == "--seed") {
+      try {
+        lab::set_run_seed(lab::parse_seed(take()));
+      } catch (const std::exception& e) {
+        bad_option(program, std::string("--seed: ") + e.what());
+      }
+    } else if (judge_option && lab::remote() == nullptr) {
+      bad_option(program, arg + " is an option of the grader's judge programs (<lab>_judge_test), not of this one");
+    } else if (arg == "--impl") {
+      remote_options.impl = take();
+    } else if (arg == "--worker") {
+      remote_options.worker = take();
+    } else if (arg == "--call-timeout") {
+      const std::string text = take();
+      char* end = nullptr;
+      remote_options.call_timeout_s = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(remote_options.call_timeout_s > 0)) {
+        bad_option(program, "--call-timeout takes a number of seconds > 0, got '" + text + "'");
+      }
+    } else if (arg == "--no-sandbox") {
+      remote_options.sandbox = false;
+    } else {
+      bad_option(program, "unknown option '" + std::string(argv[i]) + "'");
+    }
+  }
+  if (help) {
+    usage(program, stdout);
+    std::fflush(stdout);
+    static char help_flag[] = "--help";
+    gtest_args.push_back(help_flag);
+    int n = static_cast<int>(gtest_args.size());
+    ::testing::InitGoogleTest(&n, gtest_args.data());
+    return 0;
+  }
+  try {
     // Read LABKIT_SEED now, so a malformed value is reported here and not inside a test.
     std::printf("[labkit] seed = %llu\n", static_cast<unsigned long long>(lab::run_seed()));
   } catch (const std::exception& e) {
@@ -42,11 +121,31 @@ int main(int argc, char** argv) {
   }
   setenv("LABKIT_SYNC_LAUNCHES", "1", /*overwrite=*/0);
   std::string why;
-  if (lab::gpu_available(&why)) {
+  const bool gpu = lab::gpu_available(&why);
+  if (gpu) {
     std::printf("[labkit] GPU: %s\n", lab::describe(lab::device_facts()).c_str());
   } else {
     std::printf("[labkit] No CUDA GPU (%s): GPU tests will be skipped.\n", why.c_str());
   }
+  if (lab::Remote* remote = lab::remote()) {
+    remote->configure(remote_options);
+    if (gpu) {
+      const std::string problem = remote->start_student();
+      if (!problem.empty()) {
+        // Not fatal: every test that calls the implementation fails with this message.
+        std::printf("[labkit] the implementation could not be started: %s\n", problem.c_str());
+      }
+      const std::string report = remote->describe();
+      for (std::size_t start = 0; start < report.size();) {
+        const std::size_t end = report.find('\n', start);
+        std::printf("[labkit] %s\n", report.substr(start, end - start).c_str());
+        if (end == std::string::npos) break;
+        start = end + 1;
+      }
+    }
+  }
   std::fflush(stdout);
+  int n = static_cast<int>(gtest_args.size());
+  ::testing::InitGoogleTest(&n, gtest_args.data());
   return RUN_ALL_TESTS();
 }

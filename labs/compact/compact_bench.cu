@@ -23,6 +23,7 @@
 
 #include "compact.h"
 #include "lab/bench.h"
+#include "lab/bench_helpers.h"
 #include "lab/buffer.h"
 
 namespace {
@@ -54,7 +55,9 @@ void run_compact(lab::bench::Harness& h, int n, int percent, bool graded) {
   std::vector<int> expected(in.size()), out_host(in.size());
   const int expected_count = compact_cpu(in.data(), expected.data(), n);
   const std::size_t bytes = sizeof(int) * in.size();
-  lab::DeviceBuffer<int> din(in), din0(in), dout(in.size()), d_expected(expected);
+  lab::DeviceBuffer<int> din(in), dout(in.size()), d_expected(expected);
+  lab::bench::PristineInputs inputs;
+  inputs.watch("the input", din);
   int got = -1;  // the count the timed call returned
 
   using Fn = decltype(compact);
@@ -74,10 +77,7 @@ void run_compact(lab::bench::Harness& h, int n, int percent, bool graded) {
     return lab::bench::check_equal_device(d_expected.data(), dout.data(), static_cast<std::size_t>(expected_count));
   };
   w.check = check;
-  w.inputs_check = [&] {
-    const std::size_t changed = lab::bench::count_differences(din.data(), din0.data(), bytes);
-    return changed == 0 ? std::string() : std::to_string(changed) + " bytes of the input changed";
-  };
+  w.inputs_check = [&] { return inputs.check(); };
   w.cpu = [&] { compact_cpu(in.data(), out_host.data(), n); };
   h.add_implementations<Fn>(w, "compact", compact,
                             [&](Fn* fn) { return [&, fn] { got = fn(din.data(), dout.data(), n); }; });
@@ -104,14 +104,9 @@ void run_compact(lab::bench::Harness& h, int n, int percent, bool graded) {
   h.add_candidate(w, cub_select);
 
   if (graded) {
-    lab::bench::Candidate copy;
-    copy.name = "cudaMemcpy D2D";
-    copy.role = lab::bench::Role::Roofline;
-    copy.description = "device-to-device copy of the input: reading and writing 4n bytes at best";
-    copy.call = [&] { LAB_CUDA_CHECK(cudaMemcpy(dout.data(), din.data(), bytes, cudaMemcpyDeviceToDevice)); };
-    copy.unchecked = true;
-    copy.amount = 2.0 * bytes;
-    h.add_candidate(w, copy);
+    h.add_candidate(w, lab::bench::memcpy_roofline(
+                           dout.data(), din.data(), bytes,
+                           "device-to-device copy of the input: reading and writing 4n bytes at best"));
   }
   h.run(w);
 }
@@ -138,8 +133,10 @@ void run_expand(lab::bench::Harness& h, int n, bool few_huge) {
   for (int c : counts) sum += c;
   std::vector<int> expected(static_cast<std::size_t>(sum)), out_host(expected.size());
   const int expected_total = expand_cpu(in.data(), counts.data(), expected.data(), n);
-  const std::size_t in_bytes = sizeof(int) * in.size();
-  lab::DeviceBuffer<int> din(in), dcounts(counts), din0(in), dcounts0(counts), dout(expected.size() + 1);
+  lab::DeviceBuffer<int> din(in), dcounts(counts), dout(expected.size() + 1);
+  lab::bench::PristineInputs inputs;
+  inputs.watch("in", din);
+  inputs.watch("counts", dcounts);
   lab::DeviceBuffer<int> d_expected(expected);
   int got = -1;
 
@@ -159,11 +156,7 @@ void run_expand(lab::bench::Harness& h, int n, bool few_huge) {
     if (got != expected_total) return count_problem(got, expected_total, "total");
     return lab::bench::check_equal_device(d_expected.data(), dout.data(), static_cast<std::size_t>(expected_total));
   };
-  w.inputs_check = [&] {
-    const std::size_t changed = lab::bench::count_differences(din.data(), din0.data(), in_bytes) +
-                                lab::bench::count_differences(dcounts.data(), dcounts0.data(), in_bytes);
-    return changed == 0 ? std::string() : std::to_string(changed) + " bytes of in or counts changed";
-  };
+  w.inputs_check = [&] { return inputs.check(); };
   w.cpu = [&] { expand_cpu(in.data(), counts.data(), out_host.data(), n); };
   h.add_implementations<Fn>(w, "expand", expand, [&](Fn* fn) {
     return [&, fn] { got = fn(din.data(), dcounts.data(), dout.data(), n); };

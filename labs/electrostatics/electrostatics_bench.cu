@@ -27,6 +27,7 @@
 
 #include "electrostatics.h"
 #include "lab/bench.h"
+#include "lab/bench_helpers.h"
 #include "lab/buffer.h"
 
 namespace {
@@ -143,11 +144,9 @@ int main(int argc, char** argv) {
     const float z = 0.0f;
     const std::vector<float4> host = make_atoms(natoms, spacing * n, spacing * n, -10.0, 10.0, spacing, z,
                                                 lab::case_seed("bench_dcs_atoms"));
-    lab::DeviceBuffer<float4> atoms(host), atoms0(host);
-    auto unchanged = [&] {
-      const std::size_t changed = lab::bench::count_differences(atoms.data(), atoms0.data(), atoms.bytes());
-      return changed == 0 ? std::string() : std::to_string(changed) + " bytes of the atoms changed";
-    };
+    lab::DeviceBuffer<float4> atoms(host);
+    lab::bench::PristineInputs inputs;
+    inputs.watch("the atoms", atoms);
     std::vector<int> sides = {n};
     if (n > 256) sides.push_back(256);
     for (const int side : sides) {
@@ -166,7 +165,7 @@ int main(int argc, char** argv) {
       w.peak = h.device().peak_rsqrt_gops;
       w.prepare = [&] { grid.poison(); };
       w.check = [&] { return expected.check(grid.data()); };
-      w.inputs_check = unchanged;
+      w.inputs_check = [&] { return inputs.check(); };
       if (!graded) {
         w.cpu = [&, side] { coulomb_slice_cpu(host.data(), natoms, cpu_grid.data(), side, side, spacing, z); };
         w.cpu_max_runs = 1;  // about a second
@@ -184,7 +183,9 @@ int main(int argc, char** argv) {
     const float z = 12.0f, cutoff = 12.0f;
     const std::vector<float4> host =
         make_atoms(natoms, 256.0, 256.0, 0.0, 24.0, spacing, z, lab::case_seed("bench_cutoff_atoms"));
-    lab::DeviceBuffer<float4> atoms(host), atoms0(host);
+    lab::DeviceBuffer<float4> atoms(host);
+    lab::bench::PristineInputs inputs;
+    inputs.watch("the atoms", atoms);
     const double scale = coord_scale(host, nx, ny, spacing, z);
     const Exact expected = exact(atoms, natoms, nx, ny, spacing, z, cutoff, scale);
     const Exact expected_direct = exact(atoms, natoms, nx, ny, spacing, z, INFINITY, scale);
@@ -197,10 +198,7 @@ int main(int argc, char** argv) {
     w.amount = static_cast<double>(nx) * ny * natoms;
     w.prepare = [&] { grid.poison(); };
     w.check = [&] { return expected.check(grid.data()); };
-    w.inputs_check = [&] {
-      const std::size_t changed = lab::bench::count_differences(atoms.data(), atoms0.data(), atoms.bytes());
-      return changed == 0 ? std::string() : std::to_string(changed) + " bytes of the atoms changed";
-    };
+    w.inputs_check = [&] { return inputs.check(); };
     w.cpu = [&] { coulomb_slice_cutoff_cpu(host.data(), natoms, cpu_grid.data(), nx, ny, spacing, z, cutoff); };
     w.cpu_max_runs = 1;  // a second or two
     h.add_implementations<Cutoff>(w, "coulomb_slice_cutoff", coulomb_slice_cutoff, [&](Cutoff* fn) {

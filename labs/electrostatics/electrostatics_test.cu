@@ -13,7 +13,6 @@
 // atom away from r = cutoff at every grid point, where floats cannot decide.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -99,17 +98,6 @@ Expected exact(const Problem& p) {
                                        << examples.str();
 }
 
-std::vector<unsigned> bits_of(const std::vector<float>& v) {
-  std::vector<unsigned> out(v.size());
-  if (!v.empty()) std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
-  return out;
-}
-std::vector<unsigned> bits_of(const std::vector<float4>& v) {
-  std::vector<unsigned> out(4 * v.size());
-  if (!v.empty()) std::memcpy(out.data(), v.data(), v.size() * sizeof(float4));
-  return out;
-}
-
 // Runs `call(atoms, grid)` on device copies and checks the grid, the guard floats after
 // it and the atoms.
 void check_problem(const Problem& p, const std::function<void(const float4*, float*)>& call) {
@@ -129,9 +117,9 @@ void check_problem(const Problem& p, const std::function<void(const float4*, flo
   const std::vector<float> all = grid.download();
   const std::vector<float> result(all.begin(), all.begin() + static_cast<long>(points));
   EXPECT_TRUE(within_bounds(e, result, p.nx));
-  EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), bits_of(std::vector<float>(all.begin() + static_cast<long>(points), all.end())))
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), lab::bits_of(std::vector<float>(all.begin() + static_cast<long>(points), all.end())))
       << "wrote past grid[nx * ny - 1]: threads outside the grid must not write";
-  EXPECT_ARRAY_EQ(bits_of(p.atoms), bits_of(atoms.download())) << "the atoms were modified";
+  EXPECT_ARRAY_EQ(lab::bits_of(p.atoms), lab::bits_of(atoms.download())) << "the atoms were modified";
 }
 
 void check_direct(const Problem& p, DirectFn* fn = coulomb_slice) {
@@ -375,7 +363,7 @@ TEST_F(CoulombSliceGpuEdge, EmptyGridDoesNothing) {
   }
   LAB_CUDA_CHECK(cudaDeviceSynchronize());
   LAB_CUDA_CHECK(cudaGetLastError());
-  EXPECT_ARRAY_EQ(std::vector<unsigned>(16, 0xFFFFFFFFu), bits_of(grid.download()));
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(16, 0xFFFFFFFFu), lab::bits_of(grid.download()));
 }
 
 // ---- GPU tests: cutoff -----------------------------------------------------------------

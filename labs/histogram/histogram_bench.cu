@@ -23,6 +23,7 @@
 
 #include "histogram.h"
 #include "lab/bench.h"
+#include "lab/bench_helpers.h"
 #include "lab/buffer.h"
 
 namespace {
@@ -43,9 +44,9 @@ int main(int argc, char** argv) {
   const int n = static_cast<int>(h.size_or(1 << 26));
   const std::size_t bytes = sizeof(unsigned) * static_cast<std::size_t>(n);
 
-  // The input of the workload being timed, a pristine copy to check it against, the bins
-  // (sized for the largest bin count) and the expected bins.
-  lab::DeviceBuffer<unsigned> d_in(n), d_in0(n), d_bins(kHistogramMaxBins), d_expected(kHistogramMaxBins);
+  // The input of the workload being timed, the bins (sized for the largest bin count) and
+  // the expected bins.
+  lab::DeviceBuffer<unsigned> d_in(n), d_bins(kHistogramMaxBins), d_expected(kHistogramMaxBins);
   std::vector<unsigned> host_bins(kHistogramMaxBins);
 
   const Shape shapes[] = {
@@ -74,7 +75,8 @@ int main(int argc, char** argv) {
 
   using Fn = decltype(histogram);
   for (const Shape& s : shapes) {
-    // Inputs and the expected result of this workload.
+    // Inputs and the expected result of this workload, and a pristine copy of the input
+    // to check it against.
     const int num_bins = s.num_bins;
     const std::vector<unsigned> values =
         lab::random_uints(static_cast<std::size_t>(n), s.range, s.distribution,
@@ -82,8 +84,9 @@ int main(int argc, char** argv) {
     std::vector<unsigned> expected(num_bins);
     histogram_cpu(values.data(), n, expected.data(), num_bins);
     d_in.upload(values);
-    d_in0.upload(values);
     d_expected.upload(expected);
+    lab::bench::PristineInputs inputs;
+    inputs.watch("the input", d_in);
 
     lab::bench::Workload w;
     w.name = std::string("histogram ") + s.label + ", " + std::to_string(num_bins) + " bins, n=" + std::to_string(n);
@@ -94,10 +97,7 @@ int main(int argc, char** argv) {
     w.peak = h.device().peak_dram_gbps;
     w.prepare = [&] { d_bins.poison(); };   // 0xFFFFFFFF everywhere: the bins must be overwritten
     w.check = [&, num_bins] { return lab::bench::check_equal_device(d_expected.data(), d_bins.data(), num_bins); };
-    w.inputs_check = [&]() -> std::string {
-      const std::size_t changed = lab::bench::count_differences(d_in.data(), d_in0.data(), bytes);
-      return changed == 0 ? std::string() : std::to_string(changed) + " bytes of the input changed";
-    };
+    w.inputs_check = [&] { return inputs.check(); };
     w.cpu = [&, num_bins] { histogram_cpu(values.data(), n, host_bins.data(), num_bins); };
     h.add_implementations<Fn>(w, "histogram", histogram, [&, num_bins](Fn* fn) {
       return [&, fn, num_bins] { fn(d_in.data(), n, d_bins.data(), num_bins); };

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "lab/bench.h"
+#include "lab/bench_helpers.h"
 #include "lab/buffer.h"
 #include "matmul.h"
 
@@ -160,7 +161,10 @@ void run_workload(lab::bench::Harness& h, const Cublas& cublas, int m, int k, in
   const lab::Seed seed = lab::case_seed("bench_matmul", (static_cast<std::uint64_t>(m) * 65537 + k) * 65537 + n);
   const std::vector<float> A = lab::random_floats(na, -1.0f, 1.0f, seed);
   const std::vector<float> B = lab::random_floats(nb, -1.0f, 1.0f, lab::derive_seed(seed, "B"));
-  lab::DeviceBuffer<float> dA(A), dB(B), dA0(A), dB0(B), dC(nc);
+  lab::DeviceBuffer<float> dA(A), dB(B), dC(nc);
+  lab::bench::PristineInputs inputs;
+  inputs.watch("A", dA);
+  inputs.watch("B", dB);
 
   // The expected result. Against the CPU: the CPU's error is one rounding, so the
   // tolerance of matmul.h applies as it is. Against cuBLAS: both results carry rounding
@@ -198,11 +202,7 @@ void run_workload(lab::bench::Harness& h, const Cublas& cublas, int m, int k, in
   w.peak = h.device().peak_fp32_gflops;
   w.prepare = [&] { dC.poison(); };
   w.check = [&] { return expected.check(dC.data(), against); };
-  w.inputs_check = [&] {
-    const std::size_t changed = lab::bench::count_differences(dA.data(), dA0.data(), na * sizeof(float)) +
-                                lab::bench::count_differences(dB.data(), dB0.data(), nb * sizeof(float));
-    return changed == 0 ? std::string() : std::to_string(changed) + " bytes of A or B changed";
-  };
+  w.inputs_check = [&] { return inputs.check(); };
   if (cpu_reference) w.cpu = [&] { matmul_cpu(A.data(), B.data(), c_host.data(), m, k, n); };
   h.add_implementations<Fn>(w, "matmul", matmul,
                             [&](Fn* fn) { return [&, fn] { fn(dA.data(), dB.data(), dC.data(), m, k, n); }; });

@@ -18,7 +18,6 @@
 //    2^24, exact in float in any order, so C must equal the reference exactly.
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -53,12 +52,6 @@ std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
 }
 
 std::size_t elements(int rows, int cols) { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); }
-
-std::vector<unsigned> bits_of(const std::vector<float>& v) {
-  std::vector<unsigned> out(v.size());
-  if (!v.empty()) std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
-  return out;
-}
 
 // Compares C with the reference element by element, each within its own bound
 // matmul_tolerance(k, magnitude[i]). The report names the first bad index (row * n + col),
@@ -117,9 +110,9 @@ void check_matmul(MatmulFn* fn, const std::vector<float>& A, const std::vector<f
   }
   const std::vector<float> after(c_all.begin() + off.c + nc, c_all.end());
   const std::vector<float> before(c_all.begin(), c_all.begin() + off.c);
-  EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), bits_of(after))
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), lab::bits_of(after))
       << "matmul wrote past C[m * n - 1]: check the bounds of the stores at the edge tiles";
-  EXPECT_ARRAY_EQ(std::vector<unsigned>(off.c, 0xFFFFFFFFu), bits_of(before)) << "matmul wrote before C[0]";
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(off.c, 0xFFFFFFFFu), lab::bits_of(before)) << "matmul wrote before C[0]";
   EXPECT_ARRAY_EQ(a_padded, da.download()) << "input A was modified";
   EXPECT_ARRAY_EQ(b_padded, db.download()) << "input B was modified";
 }
@@ -258,7 +251,7 @@ TEST_F(MatmulGpuEdge, EmptyShapes) {
     matmul(a.data(), b.data(), c.data(), s.m, s.k, s.n);
     LAB_CUDA_CHECK(cudaDeviceSynchronize());
     LAB_CUDA_CHECK(cudaGetLastError());
-    EXPECT_ARRAY_EQ(std::vector<unsigned>(64, 0xFFFFFFFFu), bits_of(c.download())) << "nothing may be written";
+    EXPECT_ARRAY_EQ(std::vector<unsigned>(64, 0xFFFFFFFFu), lab::bits_of(c.download())) << "nothing may be written";
   }
 }
 

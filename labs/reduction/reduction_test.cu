@@ -28,7 +28,6 @@
 #include <cctype>
 #include <climits>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -51,15 +50,6 @@ constexpr int kMaxBait = INT_MAX;            // around the input: reading it spo
 constexpr double kFloatExactLimit = 16777216.0;  // 2^24: floats hold every integer up to here
 
 // ---- helpers -------------------------------------------------------------------------
-
-// Bit patterns of 4-byte values, so untouched poison is compared exactly.
-template <class T>
-std::vector<unsigned> bits_of(const std::vector<T>& v) {
-  static_assert(sizeof(T) == sizeof(unsigned), "4-byte elements only");
-  std::vector<unsigned> out(v.size());
-  if (!v.empty()) std::memcpy(out.data(), v.data(), v.size() * sizeof(T));
-  return out;
-}
 
 unsigned poison_word(unsigned char byte) { return 0x01010101u * byte; }
 
@@ -93,7 +83,7 @@ T run_reduction(void (*fn)(const T*, T*, int), const std::vector<T>& data, int o
 
   // Verify what is common to every test; the caller checks the value.
   const std::vector<T> result = out.download();
-  EXPECT_ARRAY_EQ(std::vector<unsigned>(kGuard, poison_word(poison)), bits_of(std::vector<T>(result.begin() + 1, result.end())))
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(kGuard, poison_word(poison)), lab::bits_of(std::vector<T>(result.begin() + 1, result.end())))
       << "something was written after out[0]: the output is a single element";
   EXPECT_ARRAY_EQ(buffer, in.download()) << "the input (or the memory around it) was modified";
   return result[0];
@@ -450,7 +440,7 @@ TEST_F(ReductionGpuEdge, RepeatedCallsAreIndependent) {
   const float again = run_reduction<float>(reduce_sum, big, 0, kSumPoison);
   expect_sum(big, first, "first call");
   expect_sum(small, other, "second call, smaller input");
-  EXPECT_ARRAY_EQ(bits_of(std::vector<float>{first}), bits_of(std::vector<float>{again}))
+  EXPECT_ARRAY_EQ(lab::bits_of(std::vector<float>{first}), lab::bits_of(std::vector<float>{again}))
       << "the same input gave another result the second time";
 
   const std::vector<int> vbig = lab::random_ints((1 << 20) + 1, -1000000, 1000000, lab::case_seed("repeat_vbig"));
@@ -541,7 +531,7 @@ TEST_P(ReduceSumVariantsGpu, CorrectAtEverySize) {
     expect_sum(x, first, "aligned input");
     expect_sum(x, run_reduction<float>(fn, x, 1, kSumPoison), "input one element past a 16-byte boundary");
     const float again = run_reduction<float>(fn, x, 0, kSumPoison);
-    EXPECT_ARRAY_EQ(bits_of(std::vector<float>{first}), bits_of(std::vector<float>{again})) << "second call differs";
+    EXPECT_ARRAY_EQ(lab::bits_of(std::vector<float>{first}), lab::bits_of(std::vector<float>{again})) << "second call differs";
   }
   for (int n : {1025, 65537}) {
     const lab::Seed seed = lab::case_seed("sum_variant_uniform", n);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "lab/bench.h"
+#include "lab/bench_helpers.h"
 #include "lab/buffer.h"
 #include "scan.h"
 
@@ -62,9 +63,12 @@ int main(int argc, char** argv) {
   inclusive_scan_cpu(in.data(), inclusive.data(), n);
   exclusive_scan_cpu(in.data(), exclusive.data(), n);
   segmented_inclusive_scan_cpu(in.data(), flags.data(), segmented.data(), n);
-  lab::DeviceBuffer<float> din(in), din0(in), dout(n);
+  lab::DeviceBuffer<float> din(in), dout(n);
   lab::DeviceBuffer<float> d_inclusive(inclusive), d_exclusive(exclusive), d_segmented(segmented);
-  lab::DeviceBuffer<int> dflags(flags), dflags0(flags), dkeys(keys);
+  lab::DeviceBuffer<int> dflags(flags), dkeys(keys);
+  lab::bench::PristineInputs in_unchanged, flags_unchanged;
+  in_unchanged.watch("`in`", din);
+  flags_unchanged.watch("`head_flags`", dflags);
 
   // CUB's scratch memory, sized by query calls and allocated once, outside the timing.
   std::size_t inclusive_bytes = 0, exclusive_bytes = 0, by_key_bytes = 0;
@@ -73,11 +77,6 @@ int main(int argc, char** argv) {
   LAB_CUDA_CHECK(
       cub::DeviceScan::InclusiveSumByKey(nullptr, by_key_bytes, dkeys.data(), din.data(), dout.data(), n));
   lab::DeviceBuffer<unsigned char> cub_temp(std::max({inclusive_bytes, exclusive_bytes, by_key_bytes, std::size_t{1}}));
-
-  auto in_unchanged = [&]() -> std::string {
-    const std::size_t changed = lab::bench::count_differences(din.data(), din0.data(), bytes);
-    return changed == 0 ? std::string() : std::to_string(changed) + " bytes of `in` changed";
-  };
 
   // 1. inclusive_scan (graded).
   using Fn = decltype(inclusive_scan);
@@ -90,7 +89,7 @@ int main(int argc, char** argv) {
   inc.peak = h.device().peak_dram_gbps;
   inc.prepare = [&] { dout.poison(); };
   inc.check = [&] { return lab::bench::check_equal_device(d_inclusive.data(), dout.data(), n); };
-  inc.inputs_check = in_unchanged;
+  inc.inputs_check = [&] { return in_unchanged.check(); };
   inc.cpu = [&] { inclusive_scan_cpu(in.data(), out_host.data(), n); };
   h.add_implementations<Fn>(inc, "inclusive_scan", inclusive_scan,
                             [&](Fn* fn) { return [&, fn] { fn(din.data(), dout.data(), n); }; });
@@ -104,13 +103,8 @@ int main(int argc, char** argv) {
   };
   cub_inclusive.check = [&] { return lab::bench::check_equal_device(d_inclusive.data(), dout.data(), n); };
   h.add_candidate(inc, cub_inclusive);
-  lab::bench::Candidate copy;
-  copy.name = "cudaMemcpy D2D";
-  copy.role = lab::bench::Role::Roofline;
-  copy.description = "device-to-device copy of n floats: the practical DRAM bound";
-  copy.call = [&] { LAB_CUDA_CHECK(cudaMemcpy(dout.data(), din.data(), bytes, cudaMemcpyDeviceToDevice)); };
-  copy.unchecked = true;
-  h.add_candidate(inc, copy);
+  h.add_candidate(inc, lab::bench::memcpy_roofline(dout.data(), din.data(), bytes,
+                                                   "device-to-device copy of n floats: the practical DRAM bound"));
   h.run(inc);
 
   // 2. exclusive_scan.
@@ -122,7 +116,7 @@ int main(int argc, char** argv) {
   exc.peak = h.device().peak_dram_gbps;
   exc.prepare = [&] { dout.poison(); };
   exc.check = [&] { return lab::bench::check_equal_device(d_exclusive.data(), dout.data(), n); };
-  exc.inputs_check = in_unchanged;
+  exc.inputs_check = [&] { return in_unchanged.check(); };
   exc.cpu = [&] { exclusive_scan_cpu(in.data(), out_host.data(), n); };
   h.add_implementations<Fn>(exc, "exclusive_scan", exclusive_scan,
                             [&](Fn* fn) { return [&, fn] { fn(din.data(), dout.data(), n); }; });
@@ -148,11 +142,9 @@ int main(int argc, char** argv) {
   seg.peak = h.device().peak_dram_gbps;
   seg.prepare = [&] { dout.poison(); };
   seg.check = [&] { return lab::bench::check_equal_device(d_segmented.data(), dout.data(), n); };
-  seg.inputs_check = [&]() -> std::string {
-    const std::string values = in_unchanged();
-    if (!values.empty()) return values;
-    const std::size_t changed = lab::bench::count_differences(dflags.data(), dflags0.data(), bytes);
-    return changed == 0 ? std::string() : std::to_string(changed) + " bytes of `head_flags` changed";
+  seg.inputs_check = [&] {
+    const std::string values = in_unchanged.check();
+    return values.empty() ? flags_unchanged.check() : values;
   };
   seg.cpu = [&] { segmented_inclusive_scan_cpu(in.data(), flags.data(), out_host.data(), n); };
   h.add_implementations<SegFn>(seg, "segmented_inclusive_scan", segmented_inclusive_scan, [&](SegFn* fn) {

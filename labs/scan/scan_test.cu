@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,13 +55,6 @@ void run_scan(Scan s, const float* in, const int* flags, float* out, int n) {
     case Scan::Exclusive: exclusive_scan(in, out, n); break;
     case Scan::Segmented: segmented_inclusive_scan(in, flags, out, n); break;
   }
-}
-
-// Bit patterns, so "untouched poison" is checked exactly (NaN never equals NaN as a float).
-std::vector<unsigned> bits_of(const std::vector<float>& v) {
-  std::vector<unsigned> out(v.size());
-  if (!v.empty()) std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
-  return out;
 }
 
 // Why exact comparisons are fair. Whatever order a scan adds in, each value it forms
@@ -123,9 +115,9 @@ void check_scan(Scan s, const std::vector<float>& in, const std::vector<int>& fl
   }
   const std::vector<float> after(out.begin() + offset + n, out.end());
   const std::vector<float> before(out.begin(), out.begin() + offset);
-  EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), bits_of(after))
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), lab::bits_of(after))
       << name_of(s) << " wrote past out[n - 1]: check the bounds of the last block";
-  EXPECT_ARRAY_EQ(std::vector<unsigned>(offset, 0xFFFFFFFFu), bits_of(before)) << name_of(s) << " wrote before out[0]";
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(offset, 0xFFFFFFFFu), lab::bits_of(before)) << name_of(s) << " wrote before out[0]";
   EXPECT_ARRAY_EQ(in_padded, din.download()) << "input `in` was modified: scan into shared memory or `out`, not `in`";
   if (s == Scan::Segmented) EXPECT_ARRAY_EQ(flags_padded, dflags.download()) << "input `head_flags` was modified";
 }
@@ -338,7 +330,7 @@ TEST_F(ScanGpuEdge, ZeroLengthDoesNothing) {
     run_scan(s, in.data(), flags.data(), out.data(), 0);
     LAB_CUDA_CHECK(cudaDeviceSynchronize());
     LAB_CUDA_CHECK(cudaGetLastError());
-    EXPECT_ARRAY_EQ(std::vector<unsigned>(16, 0xFFFFFFFFu), bits_of(out.download()));
+    EXPECT_ARRAY_EQ(std::vector<unsigned>(16, 0xFFFFFFFFu), lab::bits_of(out.download()));
   }
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "lab/bench.h"
+#include "lab/bench_helpers.h"
 #include "lab/buffer.h"
 #include "sobel.h"
 
@@ -28,7 +29,9 @@ int main(int argc, char** argv) {
   // Inputs, the expected edges, and a pristine copy of the input to check it against.
   const std::vector<unsigned char> img = sobel_test_image(side, side, lab::case_seed("bench_image"));
   std::vector<unsigned char> expected(pixels), out_host(pixels);
-  lab::DeviceBuffer<unsigned char> din(img), din0(img), dout(pixels), dexpected(pixels);
+  lab::DeviceBuffer<unsigned char> din(img), dout(pixels), dexpected(pixels);
+  lab::bench::PristineInputs inputs;
+  inputs.watch("the input image", din);
 
   using Fn = decltype(sobel);
   auto workload = [&](int width, bool graded) {
@@ -44,10 +47,7 @@ int main(int argc, char** argv) {
     w.peak = h.device().peak_dram_gbps / 2.0;  // 2 bytes of DRAM traffic per pixel
     w.prepare = [&, n] { LAB_CUDA_CHECK(cudaMemset(dout.data(), 0x77, n)); };  // neither 0 nor 255
     w.check = [&, n] { return lab::bench::check_equal_device(dexpected.data(), dout.data(), n); };
-    w.inputs_check = [&] {
-      const std::size_t changed = lab::bench::count_differences(din.data(), din0.data(), pixels);
-      return changed == 0 ? std::string() : std::to_string(changed) + " bytes of the input image changed";
-    };
+    w.inputs_check = [&] { return inputs.check(); };
     if (graded) {
       w.cpu = [&, width] { sobel_cpu(img.data(), out_host.data(), width, side, threshold); };
       w.cpu_max_runs = 1;  // about a second for 2^28 pixels
@@ -55,12 +55,9 @@ int main(int argc, char** argv) {
     h.add_implementations<Fn>(w, "sobel", sobel, [&, width](Fn* fn) {
       return [&, fn, width] { fn(din.data(), dout.data(), width, side, threshold); };
     });
-    lab::bench::Candidate copy;
-    copy.name = "cudaMemcpy D2D";
-    copy.role = lab::bench::Role::Roofline;
-    copy.description = "device-to-device copy of the image (1 byte read + 1 written per pixel): the practical bound";
-    copy.call = [&, n] { LAB_CUDA_CHECK(cudaMemcpy(dout.data(), din.data(), n, cudaMemcpyDeviceToDevice)); };
-    copy.unchecked = true;
+    lab::bench::Candidate copy = lab::bench::memcpy_roofline(
+        dout.data(), din.data(), n,
+        "device-to-device copy of the image (1 byte read + 1 written per pixel): the practical bound");
     copy.amount = static_cast<double>(n);  // pixels, so its Gpixel/s is the measured 2-byte/pixel bound
     h.add_candidate(w, copy);
     h.run(w);

@@ -532,18 +532,19 @@ INSTANTIATE_TEST_SUITE_P(Sizes, SortVariantsGpu, ::testing::Values(1, 2, 33, 102
 
 using SortVariantsGpuLarge = lab::GpuTest;
 
-// Every registered variant that is not slow (see sort_variant_is_slow) at n = 2^20 + 1.
+// Every registered variant that is not slow (lab::variant_is_slow: labs/sort/lab.json,
+// "slow_variants") at n = 2^20 + 1.
 TEST_F(SortVariantsGpuLarge, EveryFastVariant) {
   const int n = (1 << 20) + 1;
   const lab::Seed seed = lab::case_seed("sort_variant_large");
   const std::vector<unsigned> keys = uniform_keys(n, seed), few = uniform_keys(n, lab::derive_seed(seed, "few"), 5);
   for (const lab::Variant& v : registered_variants("sort_keys")) {
-    if (sort_variant_is_slow(v.name)) continue;
+    if (lab::variant_is_slow(v.name)) continue;
     SCOPED_TRACE("sort_keys variant " + v.name + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
     check_sort_keys(reinterpret_cast<KeysFn*>(v.fn), keys);
   }
   for (const lab::Variant& v : registered_variants("sort_pairs")) {
-    if (sort_variant_is_slow(v.name)) continue;
+    if (lab::variant_is_slow(v.name)) continue;
     SCOPED_TRACE("sort_pairs variant " + v.name + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
     check_sort_pairs(reinterpret_cast<PairsFn*>(v.fn), few, positions(n));
   }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "lab/bench.h"
+#include "lab/bench_helpers.h"
 #include "lab/buffer.h"
 #include "transpose.h"
 
@@ -46,9 +47,10 @@ void copy_2d(const float* in, float* out, int rows, int cols) {
   LAB_CHECK_LAUNCH();
 }
 
-// Times every version on one rows x cols matrix of random floats.
+// Times every version on one rows x cols matrix of random floats; `all_variants` false
+// leaves out the slow ones (labs/transpose/lab.json, "slow_variants").
 void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const std::string& note,
-                  std::vector<std::string> skip) {
+                  bool all_variants) {
   const std::size_t count = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
   const std::size_t bytes = sizeof(float) * count;
 
@@ -56,7 +58,9 @@ void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const
   const std::vector<float> in = lab::random_floats(count, -1000.0f, 1000.0f, lab::case_seed("bench_in", count));
   std::vector<float> expected(count), out_host(count);
   transpose_cpu(in.data(), expected.data(), rows, cols);
-  lab::DeviceBuffer<float> din(in), din0(in), dout(count), d_expected(expected);
+  lab::DeviceBuffer<float> din(in), dout(count), d_expected(expected);
+  lab::bench::PristineInputs inputs;
+  inputs.watch("the input", din);
 
   using Fn = decltype(transpose);
   lab::bench::Workload w;
@@ -66,13 +70,10 @@ void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const
   w.unit = "GB/s";
   w.amount = 2.0 * bytes;  // every float read once and written once
   w.peak = h.device().peak_dram_gbps;
-  w.skip_variants = std::move(skip);
+  if (!all_variants) w.skip_variants = lab::bench::slow_variants(h, "transpose");
   w.prepare = [&] { dout.poison(); };
   w.check = [&] { return lab::bench::check_equal_device(d_expected.data(), dout.data(), count); };
-  w.inputs_check = [&] {
-    const std::size_t changed = lab::bench::count_differences(din.data(), din0.data(), bytes);
-    return changed == 0 ? std::string() : std::to_string(changed) + " bytes of the input changed";
-  };
+  w.inputs_check = [&] { return inputs.check(); };
   w.cpu = [&] { transpose_cpu(in.data(), out_host.data(), rows, cols); };
   if (count > (std::size_t{1} << 24)) w.cpu_max_runs = 1;  // large: one run of the CPU loop is enough
   h.add_implementations<Fn>(w, "transpose", transpose,
@@ -86,13 +87,8 @@ void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const
   copy.unchecked = true;
   h.add_candidate(w, copy);
 
-  lab::bench::Candidate memcpy_d2d;
-  memcpy_d2d.name = "cudaMemcpy D2D";
-  memcpy_d2d.role = lab::bench::Role::Roofline;
-  memcpy_d2d.description = "device-to-device copy of the same bytes: the practical DRAM bound";
-  memcpy_d2d.call = [&] { LAB_CUDA_CHECK(cudaMemcpy(dout.data(), din.data(), bytes, cudaMemcpyDeviceToDevice)); };
-  memcpy_d2d.unchecked = true;
-  h.add_candidate(w, memcpy_d2d);
+  h.add_candidate(w, lab::bench::memcpy_roofline(dout.data(), din.data(), bytes,
+                                                 "device-to-device copy of the same bytes: the practical DRAM bound"));
   h.run(w);
 }
 
@@ -101,8 +97,8 @@ void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const
 int main(int argc, char** argv) {
   lab::bench::Harness h("transpose", argc, argv);
   const int n = static_cast<int>(h.size_or(8192));
-  run_workload(h, n, n, true, "", {"serial", "per_row"});
-  run_workload(h, 1024, 1024, false, " (the lecture's size, every version)", {});
-  run_workload(h, 8191, 4097, false, " (odd, not square)", {"serial", "per_row"});
+  run_workload(h, n, n, true, "", /*all_variants=*/false);
+  run_workload(h, 1024, 1024, false, " (the lecture's size, every version)", /*all_variants=*/true);
+  run_workload(h, 8191, 4097, false, " (odd, not square)", /*all_variants=*/false);
   return h.finish();
 }

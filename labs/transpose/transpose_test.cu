@@ -44,14 +44,6 @@ std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
 
 std::size_t count_of(Shape s) { return static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.cols); }
 
-// Bit patterns, so "untouched poison" and special values are checked exactly (as floats,
-// NaN never equals NaN and -0 equals +0).
-std::vector<unsigned> bits_of(const std::vector<float>& v) {
-  std::vector<unsigned> out(v.size());
-  if (!v.empty()) std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
-  return out;
-}
-
 // in[i] = i: exact while i < 2^24.
 std::vector<float> index_floats(std::size_t n) {
   std::vector<float> v(n);
@@ -84,14 +76,14 @@ void check_transpose(TransposeFn* fn, const std::vector<float>& in, Shape s, boo
   EXPECT_ARRAY_EQ(expected, out) << "out[c * rows + r] must equal in[r * cols + c] (the index shown is c * rows + r)";
   if (!::testing::Test::HasFailure()) {
     // Equal as floats can still differ in bits: a NaN's payload, or -0 versus +0.
-    EXPECT_ARRAY_EQ(bits_of(expected), bits_of(out)) << "out differs from in^T in its bits (shown as integers)";
+    EXPECT_ARRAY_EQ(lab::bits_of(expected), lab::bits_of(out)) << "out differs from in^T in its bits (shown as integers)";
   }
   const std::vector<float> after(out_all.begin() + offset + n, out_all.end());
   const std::vector<float> before(out_all.begin(), out_all.begin() + offset);
-  EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), bits_of(after))
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), lab::bits_of(after))
       << "transpose wrote past out[rows * cols - 1]: check the bounds of the writes at the edge tiles";
-  EXPECT_ARRAY_EQ(std::vector<unsigned>(offset, 0xFFFFFFFFu), bits_of(before)) << "transpose wrote before out[0]";
-  EXPECT_ARRAY_EQ(bits_of(in_padded), bits_of(din.download())) << "the input was modified";
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(offset, 0xFFFFFFFFu), lab::bits_of(before)) << "transpose wrote before out[0]";
+  EXPECT_ARRAY_EQ(lab::bits_of(in_padded), lab::bits_of(din.download())) << "the input was modified";
 
   if (twice) {
     // Transposing the transposed matrix (cols x rows) gives the input back.
@@ -101,7 +93,7 @@ void check_transpose(TransposeFn* fn, const std::vector<float>& in, Shape s, boo
     LAB_CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<float> back_all = back.download();
     back_all.resize(n);
-    EXPECT_ARRAY_EQ(bits_of(in), bits_of(back_all)) << "transpose(transpose(in)) differs from in";
+    EXPECT_ARRAY_EQ(lab::bits_of(in), lab::bits_of(back_all)) << "transpose(transpose(in)) differs from in";
   }
 }
 
@@ -212,7 +204,7 @@ TEST_F(TransposeGpuEdge, EmptyShapesDoNothing) {
     transpose(in.data(), out.data(), s.rows, s.cols);
     LAB_CUDA_CHECK(cudaDeviceSynchronize());
     LAB_CUDA_CHECK(cudaGetLastError());
-    EXPECT_ARRAY_EQ(std::vector<unsigned>(16, 0xFFFFFFFFu), bits_of(out.download()));
+    EXPECT_ARRAY_EQ(std::vector<unsigned>(16, 0xFFFFFFFFu), lab::bits_of(out.download()));
   }
 }
 
@@ -252,15 +244,16 @@ TEST_F(TransposeGpuEdge, SpecialValuesMovedBitForBit) {
 }
 
 // Every registered version of transpose (yours too, if you register some with
-// LAB_REGISTER_VARIANT) is correct on awkward shapes. The serial and per-row versions
-// run only on the small shapes: they are far too slow for big ones.
+// LAB_REGISTER_VARIANT) is correct on awkward shapes. The slow versions (serial and
+// per-row: labs/transpose/lab.json, "slow_variants") run only on the small shapes: they
+// are far too slow for big ones.
 TEST_F(TransposeGpuEdge, EveryVariantMatchesCpu) {
   const std::vector<Shape> small{Shape{1, 1}, Shape{1, 70}, Shape{70, 1}, Shape{31, 33}, Shape{33, 31},
                                  Shape{64, 64}, Shape{100, 257}};
   const std::vector<Shape> large{Shape{1025, 1023}, Shape{65535 * 32 + 33, 2}};
   for (const lab::Variant& v : lab::local_variants().of("transpose")) {
     auto* fn = reinterpret_cast<TransposeFn*>(v.fn);
-    const bool slow = v.name == "serial" || v.name == "per_row";
+    const bool slow = lab::variant_is_slow(v.name);
     std::vector<Shape> shapes = small;
     if (!slow) shapes.insert(shapes.end(), large.begin(), large.end());
     for (const Shape s : shapes) {

@@ -8,7 +8,6 @@
 // (NaN) so an element your kernel skips cannot pass, run vector_add, then verify the
 // result exactly, the memory just past the output, and that the inputs are unchanged.
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -17,13 +16,6 @@
 #include "vectorAdd.h"
 
 namespace {
-
-// Bit patterns, so "untouched poison" is checked exactly (NaN never equals NaN as a float).
-std::vector<unsigned> bits_of(const std::vector<float>& v) {
-  std::vector<unsigned> out(v.size());
-  if (!v.empty()) std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
-  return out;
-}
 
 // Runs vector_add on device copies of a and b and checks c = a + b exactly, that the
 // 64 floats after c[n - 1] are untouched and that a and b are unchanged.
@@ -50,9 +42,9 @@ void check_vector_add(const std::vector<float>& a, const std::vector<float>& b, 
   EXPECT_ARRAY_EQ(expected, result) << "c = a + b must hold exactly for every element";
   const std::vector<float> after(c.begin() + offset + n, c.end());
   const std::vector<float> before(c.begin(), c.begin() + offset);
-  EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), bits_of(after))
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), lab::bits_of(after))
       << "vector_add wrote past c[n - 1]: check that only threads with index < n write";
-  EXPECT_ARRAY_EQ(std::vector<unsigned>(offset, 0xFFFFFFFFu), bits_of(before)) << "vector_add wrote before c[0]";
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(offset, 0xFFFFFFFFu), lab::bits_of(before)) << "vector_add wrote before c[0]";
   EXPECT_ARRAY_EQ(a_padded, da.download()) << "input a was modified";
   EXPECT_ARRAY_EQ(b_padded, db.download()) << "input b was modified";
 }
@@ -100,7 +92,7 @@ TEST_F(VectorAddGpuEdge, ZeroLengthDoesNothing) {
   vector_add(c.data(), c.data(), c.data(), 0);
   LAB_CUDA_CHECK(cudaDeviceSynchronize());
   LAB_CUDA_CHECK(cudaGetLastError());
-  EXPECT_ARRAY_EQ(std::vector<unsigned>(16, 0xFFFFFFFFu), bits_of(c.download()));
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(16, 0xFFFFFFFFu), lab::bits_of(c.download()));
 }
 
 // Pointers that are not 16-byte aligned (vector loads must fall back, not fault).

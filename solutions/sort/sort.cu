@@ -1,7 +1,7 @@
 // Reference solution of the sort lab (instructors only; not in student repositories).
 //
 // The progression of lecture 8, each registered with the bench for both functions:
-//   odd_even_transposition  O(n) phases, O(n^2) work; only at small n (sort_variant_is_slow)
+//   odd_even_transposition  O(n) phases, O(n^2) work; only at small n (labs/sort/lab.json "slow_variants", lab::variant_is_slow)
 //   bitonic                 sorting network, O(n log^2 n) work; pairs through (key, index)
 //   merge_path              block-sorted tiles, then merge passes split by merge path
 //   radix_1bit              LSD radix sort with the lecture's 1-bit split: 32 passes

@@ -6,8 +6,14 @@
 // each sample is bracketed by CUDA events and also timed on the host (a sample whose
 // host time is far above its event time hides work on another stream). Every timed
 // output is checked. Sampling stops once the median of the student/reference time
-// ratio is known to about 1%, or at a cap. The result is a table on stdout and, with
-// --json, a versioned JSON file for the grader (grader/CONTRACT.md).
+// ratio is known to about 1%, or at a cap. Measuring is apart from presenting: each
+// workload's measurement is a WorkloadResult, which one function prints as a table and
+// another writes as a versioned JSON file for the grader (--json; grader/CONTRACT.md).
+//
+// In the grader's judge programs (<lab>_judge_bench) the student's implementation and
+// the reference run in sandboxed worker processes (lab/remote.h): the harness then times
+// each forwarded call up to a fence in its own stream and subtracts the boundary's cost,
+// measured at start-up with empty requests (common/judge/session.cu says why).
 //
 //   lab::bench::Harness h("vectorAdd", argc, argv);
 //   lab::bench::Workload w;  … describe inputs, checks, the CPU version …
@@ -22,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "lab/bench_stats.h"
 #include "lab/data.h"
 #include "lab/device.h"
 #include "lab/variants.h"
@@ -56,6 +63,13 @@ struct Workload {
   std::string unit = "GB/s";           ///< throughput unit
   double amount = 0;                   ///< amount of `unit` work per call, e.g. bytes moved (GB/s) or keys
   double peak = 0;                     ///< the device's peak in `unit` (0: no % of peak column)
+  /// Fresh inputs for timed calls: with datasets > 1 the harness picks one of the lab's
+  /// data sets at random before every call (`select(k)` loads set k's inputs into the
+  /// buffers and makes `check` expect its result), so that an implementation that replays
+  /// an earlier result instead of computing fails the check. The inputs check then runs
+  /// after every call.
+  int datasets = 1;
+  std::function<void(int)> select;     ///< untimed, before prepare: load data set k
   std::function<void()> prepare;       ///< untimed, before every call: poison outputs, restore in-place inputs
   std::function<std::string()> check;  ///< untimed, after every call: "" when the output is right
   std::function<std::string()> inputs_check;  ///< after all samples: "" when inputs are unchanged
@@ -79,7 +93,8 @@ struct Workload {
 /// A reference implementation loaded from a shared library.
 class Reference {
  public:
-  /// Loads `path` (dlopen, RTLD_LOCAL so its symbols never clash with the host's).
+  /// Loads `path` (dlopen, RTLD_LOCAL so its symbols never clash with the host's); in a
+  /// judge program, into a worker process of its own.
   static Reference load(const std::string& path);
   /// True when a library with a variant registry was loaded.
   bool loaded() const { return m_registry != nullptr; }
@@ -95,7 +110,7 @@ class Reference {
   const VariantRegistry* m_registry = nullptr;
 };
 
-/// Parsed command line.
+/// Parsed command line (the option table in bench.cu drives both parsing and --help).
 struct Options {
   std::string json_path;            ///< --json PATH
   std::string reference_path;       ///< --reference PATH
@@ -103,13 +118,57 @@ struct Options {
   std::string filter;               ///< --filter TEXT: time only candidates whose name contains it
   bool quick = false;               ///< --quick: few samples, for smoke tests
   bool no_cpu = false;              ///< --no-cpu: skip the CPU version
+  bool graded_only = false;         ///< --graded-only: the graded workloads' student, reference, library, roofline
   long long size = 0;               ///< --size N: the lab's problem size (0: the lab's default)
   double min_seconds = 0.3;         ///< --min-time S per workload
   double max_seconds = 6.0;         ///< --max-time S per workload
   int min_samples = 10;             ///< --min-samples N
   int max_samples = 400;            ///< --max-samples N
   double target_rel_se = 0.01;      ///< stop once the ratio's median is known to this
+  Seed seed = 0;                    ///< --seed N (when seed_given)
+  bool seed_given = false;
+  // Judge programs only (the implementations run in worker processes):
+  std::string impl;                 ///< --impl PATH: the implementation library under test
+  std::string worker;               ///< --worker PATH: the worker program
+  double call_timeout_s = 120;      ///< --call-timeout S
+  bool no_sandbox = false;          ///< --no-sandbox
 };
+
+/// One candidate's measurement in one workload.
+struct CandidateResult {
+  Candidate c{};
+  std::vector<double> ms{};       ///< the samples' times
+  std::size_t checks = 0, check_failures = 0, host_suspect = 0;
+  std::size_t boundary_suspect = 0;  ///< judge: samples whose stamps the judge's clock contradicts
+  std::string first_failure{};    ///< first check or runtime failure
+  bool failed = false;            ///< stopped after an exception
+  bool remote = false;            ///< ran in a worker process (judge programs)
+  double spent_s = 0;             ///< accumulated time
+  Summary s{};
+};
+
+/// One workload's measurement: what the table and the JSON present.
+struct WorkloadResult {
+  std::string name, function, unit;
+  bool graded = false;
+  double amount = 0, peak = 0;
+  double cpu_ms = 0;
+  int cpu_runs = 0;
+  std::string inputs_problem;     ///< "" when the inputs were unchanged
+  std::vector<double> ratios;     ///< student/reference time, per interleaved round
+  Summary pair{};
+  double target_rel_se = 0.01;
+  std::vector<CandidateResult> results;
+  /// The result with `role`, or null.
+  const CandidateResult* find(Role role) const;
+  /// Throughput of `r` in the workload's unit per second (0 when not timed).
+  double throughput(const CandidateResult& r) const;
+};
+
+/// Prints one workload's table (the readable output of a bench).
+void print_table(const WorkloadResult& w);
+/// One workload as a JSON object (grader/CONTRACT.md, "Bench binaries").
+std::string workload_json(const WorkloadResult& w);
 
 class Harness {
  public:
@@ -132,6 +191,9 @@ class Harness {
   Seed seed() const;
   /// The problem size: --size when given, else `fallback`.
   long long size_or(long long fallback) const;
+  /// False when the grader asked for the graded workloads only (--graded-only): a lab
+  /// skips the set-up of its other workloads then (run() would skip them anyway).
+  bool times_everything() const { return !options().graded_only; }
 
   /// Adds the student (`student`, the linked interface function), the student's other
   /// registered variants of `function`, the reference's graded variant and, when they
@@ -139,9 +201,10 @@ class Harness {
   /// `bind(fn)` returns the call of one version on the workload's buffers.
   template <class Fn, class Bind>
   void add_implementations(Workload& w, const std::string& function, Fn* student, Bind bind) {
-    add_candidate(w, {"student", Role::Student, bind(student), "the linked implementation"});
+    add_candidate(w, {"student", Role::Student, bind(student), "the implementation under test"});
+    const bool variants = !options().graded_only;  // the grade needs the student and the reference only
     for (const Variant& v : local_variants().of(function)) {
-      if (v.name == "default" || w.skips(v.name)) continue;
+      if (!variants || v.name == "default" || w.skips(v.name)) continue;
       add_candidate(w, {v.name, Role::Variant, bind(reinterpret_cast<Fn*>(v.fn)), v.description});
     }
     if (!reference().loaded()) return;
@@ -153,14 +216,19 @@ class Harness {
       note_error("reference has no variant '" + options().reference_variant + "' of " + function);
     }
     for (const Variant& v : ref.of(function)) {
-      if (v.name == "default" || w.skips(v.name) || local_variants().find(function, v.name) != nullptr) continue;
+      if (!variants || v.name == "default" || w.skips(v.name) || local_variants().find(function, v.name) != nullptr) {
+        continue;
+      }
       add_candidate(w, {"ref:" + v.name, Role::Variant, bind(reinterpret_cast<Fn*>(v.fn)), v.description});
     }
   }
 
   /// Adds a candidate (library, roofline, …) unless --filter excludes it.
   void add_candidate(Workload& w, Candidate c);
-  /// Times every candidate of `w`, prints its table and keeps the results for finish().
+  /// Times every candidate of `w` (the measurement only).
+  WorkloadResult measure(Workload& w);
+  /// Measures `w`, prints its table and keeps the result for finish(); with --graded-only
+  /// a workload that is not graded is skipped.
   void run(Workload& w);
   /// Records a problem that is not tied to one candidate (shown and written to JSON).
   void note_error(const std::string& message);

@@ -19,6 +19,9 @@ using Seed = std::uint64_t;
 
 /// The run's seed: --seed=<N> (see set_run_seed) or LABKIT_SEED, else 1.
 Seed run_seed();
+/// A seed from its decimal text; std::invalid_argument for anything else (a sign, letters,
+/// more than 64 bits), so that "--seed=-5" is refused rather than wrapped around.
+Seed parse_seed(std::string_view text);
 /// Sets the run's seed (the test main and the bench call this for --seed=<N>).
 void set_run_seed(Seed seed);
 /// A seed for one use (e.g. one test case), derived from `base` and a label.

@@ -4,12 +4,16 @@
 //   message, when the machine has no CUDA GPU (CPU-only CI builds and runs them).
 // - EXPECT_ARRAY_EQ / EXPECT_ARRAY_NEAR: comparisons whose failure names the first
 //   differing index, expected and actual values, and how many elements differ.
+// - lab::bits_of: an array's bit patterns, for checking poison, guards and special
+//   values exactly with EXPECT_ARRAY_EQ.
 // - The test main (linked in by add_lab) accepts --seed=<N> and prints the seed.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "lab/buffer.h"
@@ -66,6 +70,18 @@ std::string seed_note(Seed seed);
 
 /// Name for a size parameter in test names, e.g. "n_1025".
 std::string size_name(const ::testing::TestParamInfo<int>& info);
+
+/// The bit patterns of `v` as 32-bit words (a float4 gives four), for EXPECT_ARRAY_EQ.
+// Compared as floats, poison (NaN) never equals itself and -0 equals +0; as words, an
+// untouched guard, a NaN payload or a sign is checked exactly, and a failure shows it.
+template <class T>
+std::vector<unsigned> bits_of(const std::vector<T>& v) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % sizeof(unsigned) == 0,
+                "bits_of takes elements made of whole 32-bit words");
+  std::vector<unsigned> out(v.size() * (sizeof(T) / sizeof(unsigned)));
+  if (!v.empty()) std::memcpy(out.data(), v.data(), v.size() * sizeof(T));
+  return out;
+}
 
 }  // namespace lab
 

@@ -53,6 +53,16 @@ class VariantRegistry {
 /// This module's registry (each executable and each shared library has its own).
 VariantRegistry& local_variants();
 
+/// True when `variant` is too slow for a lab's large sizes: it matches one of the
+/// patterns of the lab's manifest ("slow_variants" in labs/<lab>/lab.json; a trailing
+/// `*` matches any ending). Tests and benches run such variants at small sizes only.
+bool variant_is_slow(std::string_view variant);
+
+/// Registers the slow-variant patterns (the build generates one LAB_SLOW_VARIANTS line per lab).
+struct SlowVariantsRegistrar {
+  explicit SlowVariantsRegistrar(std::vector<std::string> patterns);
+};
+
 /// Registers a variant at static-initialisation time.
 template <class Fn>
 struct VariantRegistrar {
@@ -70,6 +80,10 @@ struct VariantRegistrar {
 #define LAB_REGISTER_VARIANT(function, name, impl, description)                  \
   static const ::lab::VariantRegistrar<decltype(function)> LAB_VARIANT_CONCAT(   \
       lab_variant_registrar_, __LINE__)(#function, name, &impl, description)
+
+/// The manifest's slow-variant patterns, e.g. LAB_SLOW_VARIANTS("odd_even*", ); (generated).
+#define LAB_SLOW_VARIANTS(...) \
+  static const ::lab::SlowVariantsRegistrar lab_slow_variants_registrar_(std::vector<std::string>{__VA_ARGS__})
 
 /// The symbol a bench looks up in a dlopen()ed reference library.
 #define LAB_VARIANT_REGISTRY_SYMBOL "labkit_variant_registry"

@@ -1,0 +1,80 @@
+// Provided by the kit. Pieces of a bench that every lab would otherwise write for itself
+// (lab/bench.h is the harness they feed): the check that the timed calls left the
+// inputs alone, the device-to-device copy that stands for the practical DRAM bound, and
+// the variants too slow for a large workload.
+//
+//   lab::bench::PristineInputs inputs;
+//   inputs.watch("a", da);                             // after the upload: copies da now
+//   w.inputs_check = [&] { return inputs.check(); };
+//   h.add_candidate(w, lab::bench::memcpy_roofline(dc.data(), da.data(), bytes, "…"));
+//   w.skip_variants = lab::bench::slow_variants(h, "transpose");
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "lab/bench.h"
+#include "lab/buffer.h"
+
+namespace lab::bench {
+
+/// Device copies of a workload's inputs as they were before timing, for Workload::inputs_check.
+// An implementation that writes to its input (scratch space, an in-place pass) would
+// change what later samples and candidates are given; the check compares on the GPU,
+// because the inputs are up to gigabytes.
+//
+// It also keeps further data sets (Workload::datasets): put other data into the inputs,
+// add_set() copies them, and load(k) puts set k back before a call, so that an
+// implementation replaying an earlier call's result fails the check:
+//
+//   inputs.watch("x", d_x);                  // set 0: the data uploaded first
+//   d_x.upload(other);  inputs.add_set();    // set 1
+//   w.datasets = inputs.sets();
+//   w.select = [&](int k) { inputs.load(k); };   // check against expected[inputs.current()]
+class PristineInputs {
+ public:
+  /// Copies the `bytes` bytes at device address `data` as they are now; messages call them `name`.
+  void watch(std::string name, void* data, std::size_t bytes);
+  /// Copies the whole of `buffer` as it is now; messages call it `name`.
+  template <class T>
+  void watch(std::string name, DeviceBuffer<T>& buffer) {
+    watch(std::move(name), buffer.data(), buffer.bytes());
+  }
+  /// Copies every watched input as it is now as one more data set; returns its number.
+  int add_set();
+  /// Copies data set `k` into the inputs (untimed, before a call).
+  void load(int k);
+  /// The data set the inputs hold (the last loaded, or the last added).
+  int current() const { return m_current; }
+  /// How many data sets there are.
+  int sets() const { return m_sets; }
+  /// "" when every watched input equals the current set, else "N bytes of NAME changed" for each that does not.
+  std::string check() const;
+
+ private:
+  struct Input {
+    std::string name;
+    void* data = nullptr;
+    std::size_t bytes = 0;
+    std::vector<DeviceBuffer<unsigned char>> sets;
+  };
+  std::vector<Input> m_inputs;
+  int m_sets = 1, m_current = 0;
+};
+
+/// The "cudaMemcpy D2D" roofline: a device-to-device copy of `bytes` from `src` to `dst`.
+// What any kernel that reads and writes that much can reach at best, measured on this GPU
+// rather than taken from the data sheet. Its amount is the bytes read plus the bytes
+// written (set `amount` afterwards where the unit is not bytes); its output is not a
+// result, so it is unchecked.
+Candidate memcpy_roofline(void* dst, const void* src, std::size_t bytes, std::string description);
+
+/// The registered variants of `function`, the linked module's then the reference's, that lab::variant_is_slow names.
+// A large workload's skip_variants: the lab's manifest ("slow_variants") names them once,
+// for the tests and the bench alike.
+std::vector<std::string> slow_variants(const Harness& h, std::string_view function);
+
+}  // namespace lab::bench

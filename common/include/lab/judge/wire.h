@@ -1,0 +1,106 @@
+// Provided by the kit. The channel between the judge and a worker process.
+//
+// The grader's test and bench programs (the judge) contain no student code: each call
+// of a lab's interface function is forwarded to a worker process that holds the
+// implementation library and runs sandboxed (common/judge/worker_main.cu). The two share
+// one page-aligned block of memory (a memfd) laid out as `Channel`: the judge writes a
+// request and bumps `request_seq`; the worker answers in `reply` and sets `reply_seq`
+// to the same number. Device buffers cross as CUDA IPC handles of their allocation plus
+// an offset, so the worker computes on the judge's own buffers.
+//
+// The worker is not trusted: the judge reads a reply only once, right after the worker
+// signalled it, copies it out, and bounds every string and count it takes from it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+
+namespace lab::judge::wire {
+
+constexpr std::uint32_t kMagic = 0x4c424a44;  // "LBJD"
+constexpr std::uint32_t kVersion = 1;
+constexpr int kMaxArgs = 16;
+constexpr int kNameBytes = 64;
+constexpr int kDescriptionBytes = 160;
+constexpr int kMessageBytes = 4096;
+constexpr int kMaxVariants = 64;
+constexpr int kValueBytes = 16;
+/// The file descriptor the worker finds the channel at.
+constexpr int kChannelFd = 3;
+
+/// What the judge asks.
+enum class Op : std::uint32_t {
+  Hello = 1,  ///< before the library is loaded: report the sandbox in force
+  Load = 2,   ///< load the implementation library; reply with its variants
+  Call = 3,   ///< call one variant of one interface function
+  Noop = 4,   ///< launch one empty kernel and synchronise (the boundary's own cost)
+  Quit = 5,   ///< exit
+};
+
+/// How a request ended.
+enum class Status : std::uint32_t {
+  Ok = 0,
+  Error = 1,       ///< the implementation reported an error (an exception, a failed launch)
+  Fault = 2,       ///< the GPU context is lost (illegal address, ...): the worker exits
+  BadRequest = 3,  ///< no such function or variant, wrong arguments
+};
+
+/// Null; a device buffer of the judge; a value; or a pointer that is no device memory
+/// (e.g. a zero-length buffer plus an offset), passed on as a number the callee must not
+/// dereference, as it could not in the judge either.
+enum class ArgKind : std::uint32_t { Null = 0, Device = 1, Value = 2, Opaque = 3 };
+
+/// One argument of a call: a device pointer (allocation handle + offset) or a value.
+struct Arg {
+  ArgKind kind;
+  std::uint32_t bytes;    ///< Value: the size of the value
+  std::uint64_t offset;   ///< Device: bytes from the allocation's base
+  cudaIpcMemHandle_t handle;
+  unsigned char value[kValueBytes];
+};
+
+struct Request {
+  Op op;
+  char function[kNameBytes];
+  char variant[kNameBytes];
+  std::uint32_t nargs;
+  Arg args[kMaxArgs];
+  /// A timed call: the worker brackets it with two kernels that write the GPU's clock
+  /// (%globaltimer, ns) to `stamps` (two 64-bit words of the judge's memory). The judge
+  /// takes the stamps' difference as the call's time only where its own clock, which
+  /// the worker cannot touch, agrees (lab/remote.h, common/judge/session.cu).
+  std::uint32_t timed;
+  Arg stamps;
+};
+
+struct VariantInfo {
+  char function[kNameBytes];
+  char name[kNameBytes];
+  char description[kDescriptionBytes];
+};
+
+struct Reply {
+  Status status;
+  unsigned char value[kValueBytes];  ///< the return value of a call, if any
+  std::uint32_t nvariants;
+  VariantInfo variants[kMaxVariants];
+  char message[kMessageBytes];  ///< an error, or the sandbox report (Hello)
+};
+
+struct Channel {
+  std::uint32_t magic;
+  std::uint32_t version;
+  alignas(64) std::atomic<std::uint32_t> request_seq;
+  alignas(64) std::atomic<std::uint32_t> reply_seq;
+  /// 1 while the judge times calls: the worker then spins instead of sleeping between
+  /// requests, so that waking it adds no noise to the measurement.
+  alignas(64) std::atomic<std::uint32_t> hot;
+  alignas(64) Request request;
+  alignas(64) Reply reply;
+};
+
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "the channel needs lock-free 32-bit atomics");
+
+}  // namespace lab::judge::wire

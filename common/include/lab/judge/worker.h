@@ -1,0 +1,114 @@
+// Provided by the kit. The worker's side of a lab's interface (see lab/judge/proxy.h).
+//
+// A worker program is common/judge/worker_main.cu plus one generated file per lab that
+// lists the interface functions, so that the worker can turn a request's arguments back
+// into typed ones and call the variant the judge asked for:
+//
+//   LAB_WORKER_FUNCTION(vector_add);
+//   LAB_WORKER_LAB("vectorAdd");
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "lab/judge/wire.h"
+#include "lab/variants.h"
+
+namespace lab::judge {
+
+/// A request the worker cannot serve (no such variant, wrong arguments): BadRequest.
+class BadRequest : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Maps the IPC handles of one request to pointers in this process (worker_main.cu).
+void* open_device_argument(const wire::Arg& arg);
+
+namespace detail {
+
+template <class T>
+T decode(const wire::Arg& arg, int index) {
+  if constexpr (std::is_pointer_v<T>) {
+    if (arg.kind == wire::ArgKind::Null) return nullptr;
+    if (arg.kind == wire::ArgKind::Opaque) {
+      std::uintptr_t address = 0;
+      std::memcpy(&address, arg.value, sizeof address);
+      return reinterpret_cast<T>(address);
+    }
+    if (arg.kind != wire::ArgKind::Device) {
+      throw BadRequest("argument " + std::to_string(index + 1) + " should be a device pointer");
+    }
+    return static_cast<T>(open_device_argument(arg));
+  } else {
+    if (arg.kind != wire::ArgKind::Value || arg.bytes != sizeof(T)) {
+      throw BadRequest("argument " + std::to_string(index + 1) + " should be a value of " +
+                       std::to_string(sizeof(T)) + " bytes");
+    }
+    T value;
+    std::memcpy(&value, arg.value, sizeof(T));
+    return value;
+  }
+}
+
+}  // namespace detail
+
+/// Calls the variant a request names, with the request's arguments.
+template <class Sig>
+struct Invoke;
+
+template <class R, class... A>
+struct Invoke<R(A...)> {
+  template <std::size_t... I>
+  static void run(const VariantRegistry& registry, const wire::Request& request, wire::Reply& reply,
+                  std::index_sequence<I...>) {
+    using Fn = R(A...);
+    Fn* fn = registry.get<Fn>(request.function, request.variant);
+    if (fn == nullptr) {
+      throw BadRequest(std::string("the library registers no variant '") + request.variant + "' of " +
+                       request.function);
+    }
+    if (request.nargs != sizeof...(A)) {
+      throw BadRequest(std::string(request.function) + " takes " + std::to_string(sizeof...(A)) + " arguments");
+    }
+    // Decoded one by one, in order, before the call (IPC handles are opened here).
+    std::tuple<A...> args{detail::decode<A>(request.args[I], static_cast<int>(I))...};
+    if constexpr (std::is_void_v<R>) {
+      std::apply(fn, args);
+    } else {
+      const R result = std::apply(fn, args);
+      std::memcpy(reply.value, &result, sizeof(R));
+    }
+  }
+  static void call(const VariantRegistry& registry, const wire::Request& request, wire::Reply& reply) {
+    run(registry, request, reply, std::index_sequence_for<A...>{});
+  }
+};
+
+/// Calls one interface function's variants (the generated table's entries).
+using Invoker = void (*)(const VariantRegistry&, const wire::Request&, wire::Reply&);
+
+/// Registers an interface function with the worker (LAB_WORKER_FUNCTION).
+struct InvokerRegistrar {
+  InvokerRegistrar(const char* function, Invoker invoker);
+};
+
+/// Names the worker's lab (LAB_WORKER_LAB).
+struct WorkerLabRegistrar {
+  explicit WorkerLabRegistrar(const char* lab);
+};
+
+}  // namespace lab::judge
+
+/// Lets the worker call interface function `fn` (generated, one line per function).
+#define LAB_WORKER_FUNCTION(fn)                                                \
+  static const ::lab::judge::InvokerRegistrar LAB_VARIANT_CONCAT(              \
+      lab_worker_function_, __LINE__)(#fn, &::lab::judge::Invoke<decltype(fn)>::call)
+
+/// Names the worker's lab (generated).
+#define LAB_WORKER_LAB(lab_name) static const ::lab::judge::WorkerLabRegistrar lab_worker_lab_registrar_(lab_name)

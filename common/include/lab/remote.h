@@ -1,0 +1,77 @@
+// Provided by the kit. Where the implementation under test runs.
+//
+// In a student's own test and bench programs the implementation is linked in. In the
+// grader's judge programs (<lab>_judge_test, <lab>_judge_bench) it is not: the interface
+// functions are proxies that forward each call to a sandboxed worker process, and the
+// judge library installs a Remote at start-up that the test main and the bench harness
+// use to start workers, find their variants and time their calls. This header is the
+// seam between the two, so the harness needs no judge code of its own.
+#pragma once
+
+#include <string>
+
+#include "lab/variants.h"
+
+namespace lab {
+
+/// How to start the workers of a judge program (its command-line options).
+struct RemoteOptions {
+  std::string impl;            ///< the implementation library under test (--impl)
+  std::string worker;          ///< the worker program (--worker; default: the one built with the lab)
+  double call_timeout_s = 60;  ///< a call that takes longer is a hang (--call-timeout)
+  bool sandbox = true;         ///< --no-sandbox turns the worker's sandbox off (debugging only)
+  bool sync_launches = false;  ///< the worker checks every kernel launch synchronously (tests)
+};
+
+/// The calls one timed sample forwarded to workers.
+struct RemoteSample {
+  int calls = 0;          ///< calls forwarded during the sample
+  double bound_ms = 0.0;  ///< the most their boundary may cost (calibrated), summed over the calls
+};
+
+/// The GPU clock's stamps the workers wrote around the calls of one sample.
+struct RemoteStamps {
+  bool valid = false;  ///< every call was stamped, in order
+  double ms = 0.0;     ///< the stamped time, summed over the calls
+};
+
+/// Implementations that run in worker processes (installed by the judge library).
+class Remote {
+ public:
+  virtual ~Remote() = default;
+  /// Sets the options; called once, before anything else.
+  virtual void configure(const RemoteOptions& options) = 0;
+  /// Starts the student's worker and registers its variants in local_variants(), so the
+  /// tests and the bench find them as they find linked ones. Returns "" or why it failed.
+  virtual std::string start_student() = 0;
+  /// A registry whose variants run the library at `path` in a worker of its own (the
+  /// bench's reference); null with `*error` set when it cannot be started.
+  virtual const VariantRegistry* load_reference(const std::string& path, std::string* error) = 0;
+  /// Timing mode on or off: workers spin between requests, each forwarded call is
+  /// bracketed by clock stamps in the worker, and ends with a fence in the judge's stream
+  /// that waits until the GPU is the judge's again.
+  virtual void set_timing(bool on) = 0;
+  /// Starts counting the forwarded calls of one sample (and clears the stamps).
+  virtual void begin_sample() = 0;
+  /// The calls forwarded since begin_sample().
+  virtual RemoteSample end_sample() = 0;
+  /// The stamps of the sample's calls (read once the sample's work is done).
+  virtual RemoteStamps read_stamps() = 0;
+  /// Keeps the judge's context busy on the GPU for a moment, so that the output check
+  /// enqueued next runs before a worker could resume (see common/judge/session.cu).
+  virtual void hold_gpu() = 0;
+  /// Sends one empty request to the worker of `reference` or of the student: the boundary's own cost.
+  virtual void noop(bool reference) = 0;
+  /// Records the most a call to one worker may cost at the boundary, beyond its stamped
+  /// time (calibrated with empty requests).
+  virtual void set_boundary(bool reference, double bound_ms) = 0;
+  /// Lines for the report: the sandbox in force in each worker, restarts.
+  virtual std::string describe() const = 0;
+};
+
+/// The installed Remote, or null in programs that link the implementation.
+Remote* remote();
+/// Installs `r` (the judge library does this at start-up).
+void install_remote(Remote* r);
+
+}  // namespace lab

@@ -1,0 +1,651 @@
+// Provided by the kit. The judge's side of the trust boundary: the worker processes that
+// run the code under test, the proxies' calls into them, and timing across the boundary.
+//
+// Timing. CUDA events of one process cannot time another's work (an event shared
+// between processes must have timing disabled), and nothing the worker says can be
+// trusted: code in the worker could say "done" while its kernels still run, or write
+// any number. Two clocks are kept:
+//  - the judge's own, which the worker cannot touch: from the harness's start event to
+//    a *fence*, an empty kernel the judge launches once the worker has answered.
+//    Contexts of different processes take turns on the GPU, so the fence runs only once
+//    the worker's context has let go of the GPU: when its work is finished, or when its
+//    time slice is over (then the work is unfinished, and the output check that follows
+//    finds it so: see hold_gpu). This clock includes the boundary's own cost (the
+//    hand-over and two context switches, about 0.3 ms on an H100, which varies by some
+//    microseconds with what ran before);
+//  - the worker's stamps: two kernels of the worker program write the GPU's clock into
+//    the judge's memory just before and just after the call, as events would.
+// The stamps' difference is the call's time when the judge's clock agrees: it may exceed
+// the stamps by no more than the boundary's cost as calibrated with empty requests.
+// Otherwise the sample is flagged and timed by the judge's clock minus that bound, so
+// that forged stamps gain at most the calibration's spread.
+#include <cuda.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lab/cuda_check.h"
+#include "lab/judge/proxy.h"
+#include "lab/remote.h"
+
+extern char** environ;
+
+namespace lab::judge {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Limits of one worker.
+constexpr double kStartupTimeoutS = 180;      // CUDA context + sandbox + library (slow under a sanitizer)
+constexpr int kMaxStarts = 40;                // restarts after faults, then calls fail without running
+constexpr double kHoldNs = 200e3;             // hold_gpu(): longer than the host needs to enqueue a check
+constexpr std::size_t kDefaultMaxRssMb = 16384;
+
+struct LabInfo {
+  std::string lab, worker, student, reference;
+};
+LabInfo& lab_info() {
+  static LabInfo info;
+  return info;
+}
+
+std::map<std::string, SlotBinder>& binders() {
+  static std::map<std::string, SlotBinder> table;
+  return table;
+}
+
+__global__ void labkit_fence_kernel() {}
+
+__global__ void labkit_hold_kernel(unsigned long long nanoseconds) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < nanoseconds);
+}
+
+void relax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t value, long nanoseconds) {
+  timespec timeout{0, nanoseconds};
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT, value, &timeout, nullptr, 0);
+}
+
+void futex_wake(std::atomic<std::uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+std::string bounded(const char* text, std::size_t size) { return std::string(text, strnlen(text, size)); }
+
+std::string describe_exit(int status) {
+  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    static const std::map<int, const char*> names = {{SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},
+                                                     {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},   {SIGKILL, "SIGKILL"},
+                                                     {SIGSYS, "SIGSYS"},   {SIGTERM, "SIGTERM"}, {SIGXFSZ, "SIGXFSZ"}};
+    const auto name = names.find(sig);
+    std::string what = "was killed by " + (name != names.end() ? std::string(name->second) : "signal " + std::to_string(sig));
+    if (sig == SIGSEGV) what += " (a host-side invalid memory access, often a device pointer used on the host)";
+    if (sig == SIGABRT) what += " (an abort: an uncaught exception or a failed assertion)";
+    if (sig == SIGSYS) what += " (a system call the sandbox refuses)";
+    return what;
+  }
+  return "ended";
+}
+
+// Environment of a worker: what CUDA, its tools (compute-sanitizer) and the grader's
+// process tracking need, nothing else.
+std::vector<std::string> worker_environment(bool sync_launches) {
+  static const char* const kPrefixes[] = {"CUDA_", "NV_", "NVIDIA_", "NVTX_", "COMPUTE_SANITIZER", "LD_LIBRARY_PATH=",
+                                          "LD_PRELOAD=", "LABKIT_RUN_IDS=", "TMPDIR=", "PATH=", "HOME="};
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    for (const char* prefix : kPrefixes) {
+      if (std::strncmp(*e, prefix, std::strlen(prefix)) == 0) {
+        env.emplace_back(*e);
+        break;
+      }
+    }
+  }
+  if (sync_launches) env.emplace_back("LABKIT_SYNC_LAUNCHES=1");
+  return env;
+}
+
+std::size_t max_rss_bytes() {
+  const char* text = std::getenv("LABKIT_WORKER_MAX_RSS_MB");
+  const std::size_t mb = text != nullptr && std::atoll(text) > 0 ? static_cast<std::size_t>(std::atoll(text))
+                                                                  : kDefaultMaxRssMb;
+  return mb << 20;
+}
+
+std::size_t resident_bytes(pid_t pid) {
+  std::ifstream statm("/proc/" + std::to_string(pid) + "/statm");
+  std::size_t pages = 0, resident = 0;
+  if (!(statm >> pages >> resident)) return 0;
+  return resident * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// One worker process and its channel.
+class Worker {
+ public:
+  Worker(std::string role_name) : m_role(std::move(role_name)) {}
+  ~Worker() { stop(); }
+
+  void configure(const std::string& worker, const std::string& library, const RemoteOptions& options) {
+    m_worker = worker;
+    m_library = library;
+    m_options = options;
+  }
+  bool configured() const { return !m_library.empty(); }
+  const std::string& library() const { return m_library; }
+  const std::vector<wire::VariantInfo>& variants() const { return m_variants; }
+  const std::string& report() const { return m_report; }
+  int starts() const { return m_starts; }
+  double bound_ms = 0.0;  // the most a call may cost at the boundary beyond its stamps
+
+  void set_hot(bool on) {
+    m_hot = on;
+    if (m_channel != nullptr) m_channel->hot.store(on ? 1 : 0, std::memory_order_relaxed);
+  }
+
+  /// Starts the worker if it is not running; throws std::runtime_error when it cannot.
+  void ensure_started() {
+    if (m_pid > 0) return;
+    if (!m_unusable.empty()) throw std::runtime_error(m_unusable);
+    if (m_starts >= kMaxStarts) {
+      throw std::runtime_error("the " + m_role + " worker was restarted " + std::to_string(kMaxStarts) +
+                               " times after faults; later calls fail without running");
+    }
+    ++m_starts;
+    start();
+  }
+
+  /// One request; the reply is copied to `reply`. `fence` launches the judge's fence
+  /// kernel as soon as the worker has answered (timing).
+  void call(const wire::Request& request, wire::Reply& reply, bool fence, double timeout_s) {
+    ensure_started();
+    std::memcpy(&m_channel->request, &request, sizeof request);
+    const std::uint32_t seq = m_channel->request_seq.load(std::memory_order_relaxed) + 1;
+    m_channel->request_seq.store(seq, std::memory_order_release);
+    futex_wake(&m_channel->request_seq);
+    wait_reply(seq, request, timeout_s);
+    if (fence) labkit_fence_kernel<<<1, 1>>>();
+    copy_reply(reply, request.op == wire::Op::Load);
+    if (reply.status == wire::Status::Fault) reap_after_fault();
+  }
+
+  void stop() {
+    if (m_pid > 0) {
+      kill(m_pid, SIGKILL);
+      waitpid(m_pid, nullptr, 0);
+      m_pid = -1;
+    }
+    if (m_channel != nullptr) {
+      munmap(m_channel, sizeof(wire::Channel));
+      m_channel = nullptr;
+    }
+  }
+
+  /// The last lines of the worker's output (its log), for messages.
+  std::string log_tail(std::size_t max_lines = 12) const {
+    std::ifstream in(m_log);
+    std::vector<std::string> lines;
+    std::string line;
+    while (std::getline(in, line)) {
+      lines.push_back(line.substr(0, 300));
+      if (lines.size() > max_lines) lines.erase(lines.begin());
+    }
+    std::string out;
+    for (const auto& l : lines) out += "\n  | " + l;
+    return out.empty() ? "" : "\nthe worker's last output:" + out;
+  }
+
+ private:
+  void start() {
+    if (m_channel != nullptr) {
+      munmap(m_channel, sizeof(wire::Channel));
+      m_channel = nullptr;
+    }
+    const int fd = memfd_create("labkit-channel", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, sizeof(wire::Channel)) != 0) {
+      throw std::runtime_error("cannot create the worker's channel: " + std::string(std::strerror(errno)));
+    }
+    void* memory = mmap(nullptr, sizeof(wire::Channel), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (memory == MAP_FAILED) {
+      close(fd);
+      throw std::runtime_error("cannot map the worker's channel: " + std::string(std::strerror(errno)));
+    }
+    m_channel = new (memory) wire::Channel();
+    m_channel->magic = wire::kMagic;
+    m_channel->version = wire::kVersion;
+    m_channel->hot.store(m_hot ? 1 : 0);
+
+    if (m_scratch.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/labkit-worker-XXXXXX";
+      std::vector<char> buffer(pattern.begin(), pattern.end());
+      buffer.push_back('\0');
+      if (mkdtemp(buffer.data()) == nullptr) {
+        close(fd);
+        throw std::runtime_error("cannot create a folder for the worker's log: " + std::string(std::strerror(errno)));
+      }
+      m_scratch = buffer.data();
+    }
+    m_log = m_scratch + "/" + m_role + ".log";
+    const int log = open(m_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+    int device = 0;
+    LAB_CUDA_CHECK(cudaGetDevice(&device));
+    std::vector<std::string> args = {m_worker, "--impl", m_library, "--device", std::to_string(device), "--parent",
+                                     std::to_string(getpid())};
+    if (!m_options.sandbox) args.emplace_back("--no-sandbox");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env = worker_environment(m_options.sync_launches);
+    std::vector<char*> envp;
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fd, wire::kChannelFd);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (log >= 0) {
+      posix_spawn_file_actions_adddup2(&actions, log, 1);
+      posix_spawn_file_actions_adddup2(&actions, log, 2);
+    }
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &all);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, m_worker.c_str(), &actions, &attributes, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    close(fd);
+    if (log >= 0) close(log);
+    if (rc != 0) {
+      m_unusable = "cannot start the worker program " + m_worker + ": " + std::strerror(rc) +
+                   " (rebuild the lab: the grader builds <lab>_worker with the judge programs)";
+      throw std::runtime_error(m_unusable);
+    }
+    m_pid = pid;
+
+    wire::Reply reply;
+    try {
+      // Hello: the sandbox in force, reported before the library is loaded.
+      wire::Request hello{};
+      hello.op = wire::Op::Hello;
+      call(hello, reply, false, kStartupTimeoutS);
+      if (reply.status != wire::Status::Ok) fail_start(bounded(reply.message, sizeof reply.message));
+      m_report = bounded(reply.message, sizeof reply.message);
+      verify_seccomp();
+      // Load: the library (its constructors run now, sandboxed) and its variants.
+      wire::Request load{};
+      load.op = wire::Op::Load;
+      call(load, reply, false, kStartupTimeoutS);
+    } catch (const std::runtime_error& e) {
+      if (!m_unusable.empty()) throw;
+      fail_start(e.what());
+    }
+    if (reply.status != wire::Status::Ok) fail_start(bounded(reply.message, sizeof reply.message));
+    m_report += bounded(reply.message, sizeof reply.message);
+    m_variants.assign(reply.variants, reply.variants + std::min<std::uint32_t>(reply.nvariants, wire::kMaxVariants));
+    for (auto& v : m_variants) {  // bounded: the worker is not trusted
+      v.function[sizeof v.function - 1] = v.name[sizeof v.name - 1] = v.description[sizeof v.description - 1] = '\0';
+    }
+  }
+
+  // The worker says which protections it applied; seccomp the judge can see for itself.
+  void verify_seccomp() {
+    std::ifstream status("/proc/" + std::to_string(m_pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("Seccomp:", 0) == 0) {
+        const bool filtered = line.find('2') != std::string::npos;
+        m_report += std::string("seccomp as the judge sees it: ") + (filtered ? "filter mode" : "OFF") + "\n";
+      }
+    }
+  }
+
+  [[noreturn]] void fail_start(const std::string& why) {
+    m_unusable = "the " + m_role + " worker could not start (" + m_library + "): " + why + log_tail();
+    stop();
+    throw std::runtime_error(m_unusable);
+  }
+
+  void wait_reply(std::uint32_t seq, const wire::Request& request, double timeout_s) {
+    const auto start = Clock::now();
+    // Spin (no system call between two looks) for a while: all the time when timing.
+    const auto spin_until = start + std::chrono::microseconds(m_hot ? 1000000000LL : 200);
+    auto next_check = start + std::chrono::milliseconds(1);
+    const std::size_t max_rss = max_rss_bytes();
+    for (;;) {
+      for (int i = 0; i < 256; ++i) {
+        if (m_channel->reply_seq.load(std::memory_order_acquire) == seq) return;
+        relax();
+      }
+      const auto now = Clock::now();
+      if (now >= spin_until) {
+        futex_wait(&m_channel->reply_seq, m_channel->reply_seq.load(std::memory_order_relaxed), 2 * 1000 * 1000);
+      }
+      if (now < next_check) continue;
+      next_check = now + std::chrono::milliseconds(5);
+      if (m_channel->reply_seq.load(std::memory_order_acquire) == seq) return;
+      const std::string what = describe(request);
+      int status = 0;
+      if (waitpid(m_pid, &status, WNOHANG) == m_pid) {
+        m_pid = -1;
+        throw std::runtime_error("the " + m_role + " worker process " + describe_exit(status) + " during " + what +
+                                 (WIFEXITED(status) ? ": exit() or abort() in the implementation?" : "") + log_tail());
+      }
+      if (std::chrono::duration<double>(now - start).count() > timeout_s) {
+        stop();
+        std::ostringstream msg;
+        msg << what << " did not return within " << timeout_s
+            << " s: a deadlock (__syncthreads() in a branch some threads skip, a spin-wait no other block ever "
+               "releases) or an infinite loop; the worker was stopped";
+        throw std::runtime_error(msg.str() + log_tail());
+      }
+      if (resident_bytes(m_pid) > max_rss) {
+        stop();
+        throw std::runtime_error(what + " used more than " + std::to_string(max_rss >> 20) +
+                                 " MiB of host memory; the worker was stopped");
+      }
+    }
+  }
+
+  static std::string describe(const wire::Request& request) {
+    switch (request.op) {
+      case wire::Op::Hello: return "the worker's start-up";
+      case wire::Op::Load: return "loading the implementation library";
+      case wire::Op::Noop: return "an empty request";
+      case wire::Op::Quit: return "the worker's exit";
+      case wire::Op::Call: break;
+    }
+    std::string what = bounded(request.function, sizeof request.function);
+    const std::string variant = bounded(request.variant, sizeof request.variant);
+    if (variant != "default") what += " (variant " + variant + ")";
+    return what;
+  }
+
+  void copy_reply(wire::Reply& reply, bool with_variants) {
+    const wire::Reply& in = m_channel->reply;
+    reply.status = in.status;
+    std::memcpy(reply.value, in.value, sizeof reply.value);
+    std::memcpy(reply.message, in.message, sizeof reply.message);
+    reply.message[sizeof reply.message - 1] = '\0';
+    reply.nvariants = 0;
+    if (with_variants) {
+      reply.nvariants = std::min<std::uint32_t>(in.nvariants, wire::kMaxVariants);
+      std::memcpy(reply.variants, in.variants, sizeof(wire::VariantInfo) * reply.nvariants);
+    }
+    if (reply.status != wire::Status::Ok && reply.status != wire::Status::Error &&
+        reply.status != wire::Status::Fault && reply.status != wire::Status::BadRequest) {
+      reply.status = wire::Status::Error;
+      std::snprintf(reply.message, sizeof reply.message, "the worker sent a malformed reply");
+    }
+  }
+
+  void reap_after_fault() {
+    if (m_pid > 0) {
+      // The worker exits after a fault; give it a moment, then make sure.
+      for (int i = 0; i < 200 && waitpid(m_pid, nullptr, WNOHANG) == 0; ++i) usleep(5000);
+      stop();
+    }
+  }
+
+  std::string m_role, m_worker, m_library, m_log, m_scratch, m_report, m_unusable;
+  RemoteOptions m_options;
+  std::vector<wire::VariantInfo> m_variants;
+  wire::Channel* m_channel = nullptr;
+  pid_t m_pid = -1;
+  int m_starts = 0;
+  bool m_hot = false;
+};
+
+// The judge's Remote: the workers of one judge program.
+class JudgeRemote final : public Remote {
+ public:
+  void configure(const RemoteOptions& options) override {
+    m_options = options;
+    if (m_options.worker.empty()) m_options.worker = lab_info().worker;
+    if (m_options.impl.empty()) m_options.impl = lab_info().student;
+    m_student.configure(m_options.worker, m_options.impl, m_options);
+    // The judge's memory holds the expected results: keep other processes of this user
+    // (a worker among them) from reading it through /proc.
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  }
+
+  std::string start_student() override {
+    try {
+      m_student.ensure_started();
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    for (const wire::VariantInfo& v : m_student.variants()) {
+      if (std::string(v.name) == "default") continue;  // the proxy of the interface function itself
+      auto binder = binders().find(v.function);
+      if (binder == binders().end()) continue;
+      AnyFunction fn = binder->second(Role::Student, v.function, v.name);
+      if (fn != nullptr) local_variants().add({v.function, v.name, fn, v.description});
+    }
+    return "";
+  }
+
+  const VariantRegistry* load_reference(const std::string& path, std::string* error) override {
+    m_reference.configure(m_options.worker, path, RemoteOptions{m_options.impl, m_options.worker,
+                                                                m_options.call_timeout_s, m_options.sandbox, false});
+    try {
+      m_reference.ensure_started();
+    } catch (const std::exception& e) {
+      *error = e.what();
+      return nullptr;
+    }
+    for (const wire::VariantInfo& v : m_reference.variants()) {
+      auto binder = binders().find(v.function);
+      if (binder == binders().end()) continue;
+      AnyFunction fn = binder->second(Role::Reference, v.function, v.name);
+      if (fn != nullptr) m_reference_registry.add({v.function, v.name, fn, v.description});
+    }
+    return &m_reference_registry;
+  }
+
+  void set_timing(bool on) override {
+    m_timing = on;
+    m_student.set_hot(on);
+    m_reference.set_hot(on);
+  }
+  void begin_sample() override {
+    m_sample = {};
+    if (m_stamps == nullptr) LAB_CUDA_CHECK(cudaMalloc(&m_stamps, kStampSlots * 2 * sizeof(unsigned long long)));
+    // Zero, so that a call whose worker wrote no stamps cannot show an earlier call's.
+    LAB_CUDA_CHECK(cudaMemsetAsync(m_stamps, 0, kStampSlots * 2 * sizeof(unsigned long long), nullptr));
+  }
+  RemoteSample end_sample() override { return m_sample; }
+  RemoteStamps read_stamps() override {
+    RemoteStamps out;
+    if (m_sample.calls == 0 || m_sample.calls > kStampSlots) return out;
+    unsigned long long host[kStampSlots * 2];
+    LAB_CUDA_CHECK(cudaMemcpy(host, m_stamps, sizeof(unsigned long long) * 2 * m_sample.calls,
+                              cudaMemcpyDeviceToHost));
+    out.valid = true;
+    for (int i = 0; i < m_sample.calls; ++i) {
+      const unsigned long long start = host[2 * i], end = host[2 * i + 1];
+      if (start == 0 || end < start) out.valid = false;
+      else out.ms += static_cast<double>(end - start) * 1e-6;
+    }
+    return out;
+  }
+  void hold_gpu() override { labkit_hold_kernel<<<1, 1>>>(static_cast<unsigned long long>(kHoldNs)); }
+  void noop(bool reference) override {
+    wire::Request request{};
+    request.op = wire::Op::Noop;
+    wire::Reply reply;
+    forward_to(reference ? m_reference : m_student, request, reply);
+  }
+  void set_boundary(bool reference, double bound_ms) override {
+    (reference ? m_reference : m_student).bound_ms = bound_ms;
+  }
+
+  std::string describe() const override {
+    std::string out;
+    for (const Worker* w : {&m_student, &m_reference}) {
+      if (w->report().empty()) continue;
+      out += (w == &m_student ? "student" : "reference");
+      out += " worker (" + w->library() + "), started " + std::to_string(w->starts()) + " time(s):\n" + w->report();
+    }
+    return out;
+  }
+
+  void forward(Role role, const wire::Request& request, wire::Reply& reply) {
+    Worker& w = role == Role::Reference ? m_reference : m_student;
+    if (!w.configured()) {
+      throw std::runtime_error(role == Role::Reference ? "no reference library was loaded"
+                                                       : "no implementation library was given (--impl)");
+    }
+    forward_to(w, request, reply);
+  }
+
+ private:
+  void forward_to(Worker& w, const wire::Request& original, wire::Reply& reply) {
+    const wire::Request* request = &original;
+    wire::Request stamped;
+    if (m_timing && m_stamps != nullptr && m_sample.calls < kStampSlots) {
+      // The worker stamps the GPU's clock around the call into the judge's memory.
+      stamped = original;
+      stamped.timed = 1;
+      encode_pointer(stamped.stamps, m_stamps + 2 * m_sample.calls, 0, "the judge's clock stamps");
+      request = &stamped;
+    }
+    // The judge's own work on the buffers (uploads, poisoning) must be complete before
+    // another process touches them.
+    LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    w.call(*request, reply, m_timing, m_options.call_timeout_s);
+    if (m_timing) {
+      ++m_sample.calls;
+      m_sample.bound_ms += w.bound_ms;
+    }
+    const std::string message = bounded(reply.message, sizeof reply.message);
+    switch (reply.status) {
+      case wire::Status::Ok: return;
+      case wire::Status::Fault: throw std::runtime_error(message + w.log_tail());
+      case wire::Status::BadRequest: throw std::runtime_error("the judge's request was refused: " + message);
+      case wire::Status::Error: break;
+    }
+    throw std::runtime_error(message);
+  }
+
+  static constexpr int kStampSlots = 16;  // timed calls per sample that get stamps
+  RemoteOptions m_options;
+  Worker m_student{"student"}, m_reference{"reference"};
+  VariantRegistry m_reference_registry;
+  bool m_timing = false;
+  RemoteSample m_sample;
+  unsigned long long* m_stamps = nullptr;  // 2 per call: start and end (never freed: lives with the judge)
+};
+
+// cuMemGetAddressRange of the driver API, looked up at run time: a judge program must
+// start (and skip its GPU tests) on a machine without a driver, where libcuda is absent.
+using AddressRange = CUresult (*)(CUdeviceptr*, std::size_t*, CUdeviceptr);
+AddressRange address_range() {
+  static const AddressRange fn = []() -> AddressRange {
+    void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    void* symbol = driver != nullptr ? dlsym(driver, "cuMemGetAddressRange_v2") : nullptr;
+    if (symbol == nullptr) throw std::runtime_error("the judge cannot find cuMemGetAddressRange in libcuda.so.1");
+    return reinterpret_cast<AddressRange>(symbol);
+  }();
+  return fn;
+}
+
+JudgeRemote& judge_remote() {
+  static JudgeRemote* instance = new JudgeRemote();  // never destroyed: workers die with the judge (PDEATHSIG)
+  return *instance;
+}
+
+}  // namespace
+
+FunctionRegistrar::FunctionRegistrar(const char* function, SlotBinder binder) { binders()[function] = binder; }
+
+LabRegistrar::LabRegistrar(const char* lab, const char* worker, const char* student, const char* reference) {
+  lab_info() = {lab, worker, student, reference};
+  install_remote(&judge_remote());
+}
+
+void begin_request(wire::Request& request, const char* function, const char* variant, std::uint32_t nargs) {
+  std::memset(&request, 0, sizeof request);
+  request.op = wire::Op::Call;
+  std::snprintf(request.function, sizeof request.function, "%s", function);
+  std::snprintf(request.variant, sizeof request.variant, "%s", variant);
+  request.nargs = nargs;
+}
+
+void encode_pointer(wire::Arg& arg, const void* pointer, int index, const char* function) {
+  if (pointer == nullptr) {
+    arg.kind = wire::ArgKind::Null;
+    return;
+  }
+  CUdeviceptr base = 0;
+  std::size_t size = 0;
+  if (address_range()(&base, &size, reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS) {
+    // Not device memory of the judge: a pointer the callee must not dereference (an
+    // empty buffer plus an offset, say). It crosses as a number; dereferencing it faults
+    // in the worker, as it would have faulted here.
+    arg.kind = wire::ArgKind::Opaque;
+    const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(pointer);
+    std::memcpy(arg.value, &address, sizeof address);
+    (void)index;
+    (void)function;
+    return;
+  }
+  cudaIpcMemHandle_t handle;
+  const cudaError_t status = cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(base));
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw std::invalid_argument("argument " + std::to_string(index + 1) + " of " + function +
+                                ": cudaIpcGetMemHandle failed (" + cudaGetErrorString(status) +
+                                "); the judge can pass only memory from cudaMalloc");
+  }
+  arg.kind = wire::ArgKind::Device;
+  arg.offset = reinterpret_cast<CUdeviceptr>(pointer) - base;
+  arg.handle = handle;
+}
+
+void forward(Role role, const wire::Request& request, wire::Reply& reply) {
+  judge_remote().forward(role, request, reply);
+}
+
+}  // namespace lab::judge

@@ -1,0 +1,370 @@
+// Provided by the kit. The worker: the only process of a grading run that holds the code
+// under test (DESIGN.md, "Trust boundary").
+//
+// A judge program starts it with a fixed command line and a scrubbed environment:
+//
+//   <lab>_worker --impl LIBRARY --device N --parent PID [--no-sandbox]
+//
+// It closes every inherited file but the channel (fd 3) and its log (stdout, stderr),
+// creates its CUDA context, puts itself in the sandbox (sandbox.h), reports the
+// protections in force, and only then loads the implementation library: the library's
+// constructors already run sandboxed. It then serves the judge's requests one at a time
+// (lab/judge/wire.h): each call runs on the judge's own device buffers (CUDA IPC), is
+// followed by a device-wide synchronisation, and is answered with its return value or
+// its error. After a GPU fault the context is lost: the worker answers and exits, and
+// the judge starts a new one for the next call.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lab/judge/wire.h"
+#include "lab/judge/worker.h"
+#include "sandbox.h"
+
+namespace lab::judge {
+namespace {
+
+std::map<std::string, Invoker>& invokers() {
+  static std::map<std::string, Invoker> table;
+  return table;
+}
+
+std::string& worker_lab() {
+  static std::string lab;
+  return lab;
+}
+
+// The IPC mappings of the current call (and of the last one, until this call ends).
+struct Mapping {
+  cudaIpcMemHandle_t handle;
+  void* base = nullptr;
+  bool used = false;
+};
+std::vector<Mapping>& mappings() {
+  static std::vector<Mapping> open;
+  return open;
+}
+
+// Closes the mappings the last call did not use; the ones it used stay open for the next.
+void close_unused_mappings() {
+  auto& all = mappings();
+  for (auto it = all.begin(); it != all.end();) {
+    if (!it->used) {
+      cudaIpcCloseMemHandle(it->base);
+      it = all.erase(it);
+    } else {
+      it->used = false;
+      ++it;
+    }
+  }
+}
+
+__global__ void labkit_noop_kernel() {}
+
+// Writes the GPU's clock: one of the two stamps around a timed call.
+__global__ void labkit_stamp_kernel(unsigned long long* stamp) {
+  unsigned long long now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  *stamp = now;
+}
+
+// The stamps of a timed request (null when the request is not timed).
+unsigned long long* stamps_of(const wire::Request& request) {
+  if (request.timed == 0 || request.stamps.kind != wire::ArgKind::Device) return nullptr;
+  return static_cast<unsigned long long*>(open_device_argument(request.stamps));
+}
+
+void relax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t value, long nanoseconds) {
+  timespec timeout{0, nanoseconds};
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT, value, &timeout, nullptr, 0);
+}
+
+void futex_wake(std::atomic<std::uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+// Waits for the next request: spins while the judge times calls, else sleeps soon.
+std::uint32_t wait_request(wire::Channel* channel, std::uint32_t seen) {
+  for (int spins = 0;; ++spins) {
+    const std::uint32_t seq = channel->request_seq.load(std::memory_order_acquire);
+    if (seq != seen) return seq;
+    if (channel->hot.load(std::memory_order_relaxed) != 0 || spins < 20000) {
+      relax();
+    } else {
+      futex_wait(&channel->request_seq, seen, 100 * 1000 * 1000);
+    }
+    // The judge is gone: nothing will come any more (PR_SET_PDEATHSIG usually ends us first).
+    if ((spins & 0xffff) == 0 && getppid() == 1) std::exit(0);
+  }
+}
+
+void set_message(wire::Reply& reply, const std::string& text) {
+  std::snprintf(reply.message, sizeof reply.message, "%s", text.c_str());
+}
+
+// After a call: wait for the whole device, then report a fault or an unchecked launch error.
+void finish_gpu_work(wire::Reply& reply, const char* what) {
+  cudaError_t status = cudaDeviceSynchronize();
+  if (status == cudaSuccess) status = cudaGetLastError();
+  if (status == cudaSuccess) return;
+  // Sticky errors (an illegal address, a failed launch) fail every later call: the context is lost.
+  const bool lost = cudaDeviceSynchronize() != cudaSuccess;
+  (void)cudaGetLastError();
+  std::string message = reply.status == wire::Status::Ok ? "" : std::string(reply.message) + "; ";
+  message += std::string("CUDA error ") + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ") after " + what;
+  if (lost) {
+    message += ": the GPU context of the worker process is lost, so the next call runs in a new one";
+  } else {
+    message += ": a kernel launch failed and nothing checked it (put LAB_CHECK_LAUNCH() after each launch)";
+  }
+  reply.status = lost ? wire::Status::Fault : wire::Status::Error;
+  set_message(reply, message);
+}
+
+struct Args {
+  std::string impl;
+  int device = 0;
+  long parent = 0;
+  bool sandbox = true;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "labkit worker: %s needs a value\n", arg.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--impl") a.impl = value();
+    else if (arg == "--device") a.device = std::atoi(value().c_str());
+    else if (arg == "--parent") a.parent = std::atol(value().c_str());
+    else if (arg == "--no-sandbox") a.sandbox = false;
+    else {
+      std::fprintf(stderr,
+                   "labkit worker: unknown argument '%s'. This program is started by the grader's judge programs "
+                   "(<lab>_judge_test, <lab>_judge_bench), not by hand.\n",
+                   arg.c_str());
+      std::exit(2);
+    }
+  }
+  if (a.impl.empty()) {
+    std::fprintf(stderr, "labkit worker: --impl LIBRARY is required (started by the judge programs only)\n");
+    std::exit(2);
+  }
+  return a;
+}
+
+std::string folder_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+const VariantRegistry* load_library(const std::string& path, std::string* error) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    *error = "cannot load the implementation library " + path + ": " + (why != nullptr ? why : "unknown error");
+    return nullptr;
+  }
+  using Accessor = const VariantRegistry* (*)();
+  auto accessor = reinterpret_cast<Accessor>(dlsym(handle, LAB_VARIANT_REGISTRY_SYMBOL));
+  if (accessor == nullptr) {
+    *error = path + " is not a cuda-labkit implementation library (it has no " LAB_VARIANT_REGISTRY_SYMBOL ")";
+    return nullptr;
+  }
+  return accessor();
+}
+
+void list_variants(const VariantRegistry& registry, wire::Reply& reply) {
+  reply.nvariants = 0;
+  for (const Variant& v : registry.all()) {
+    if (reply.nvariants == wire::kMaxVariants) break;
+    wire::VariantInfo& info = reply.variants[reply.nvariants++];
+    std::snprintf(info.function, sizeof info.function, "%s", v.function.c_str());
+    std::snprintf(info.name, sizeof info.name, "%s", v.name.c_str());
+    std::snprintf(info.description, sizeof info.description, "%s", v.description.c_str());
+  }
+}
+
+}  // namespace
+
+InvokerRegistrar::InvokerRegistrar(const char* function, Invoker invoker) { invokers()[function] = invoker; }
+
+WorkerLabRegistrar::WorkerLabRegistrar(const char* lab) { worker_lab() = lab; }
+
+void* open_device_argument(const wire::Arg& arg) {
+  for (Mapping& m : mappings()) {
+    if (std::memcmp(&m.handle, &arg.handle, sizeof m.handle) == 0) {
+      m.used = true;
+      return static_cast<char*>(m.base) + arg.offset;
+    }
+  }
+  void* base = nullptr;
+  const cudaError_t status = cudaIpcOpenMemHandle(&base, arg.handle, cudaIpcMemLazyEnablePeerAccess);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw BadRequest(std::string("cannot map a buffer of the judge (") + cudaGetErrorString(status) + ")");
+  }
+  mappings().push_back({arg.handle, base, true});
+  return static_cast<char*>(base) + arg.offset;
+}
+
+int worker_main(int argc, char** argv) {
+  const Args args = parse(argc, argv);
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (args.parent != 0 && getppid() != args.parent) return 0;  // the judge is already gone
+  for (int fd = wire::kChannelFd + 1; fd < 4096; ++fd) close(fd);  // nothing inherited but the channel and the log
+  void* memory = mmap(nullptr, sizeof(wire::Channel), PROT_READ | PROT_WRITE, MAP_SHARED, wire::kChannelFd, 0);
+  if (memory == MAP_FAILED) {
+    std::fprintf(stderr, "labkit worker: no channel at fd %d: started by hand? It is started by the judge programs.\n",
+                 wire::kChannelFd);
+    return 2;
+  }
+  auto* channel = static_cast<wire::Channel*>(memory);
+  if (channel->magic != wire::kMagic || channel->version != wire::kVersion) {
+    std::fprintf(stderr, "labkit worker: the judge speaks another version of the channel: rebuild the kit\n");
+    return 2;
+  }
+  limit_process();
+
+  std::string startup_error;
+  // Spin while waiting for the GPU: the judge's clock runs until the worker notices its
+  // work is done, and a sleeping wait adds tens of microseconds, more after long kernels.
+  cudaError_t status = cudaSetDeviceFlags(cudaDeviceScheduleSpin);
+  if (status == cudaSuccess) status = cudaSetDevice(args.device);
+  if (status == cudaSuccess) status = cudaFree(nullptr);  // creates the context before the sandbox closes
+  if (status != cudaSuccess) {
+    startup_error = std::string("the worker could not use the GPU: ") + cudaGetErrorName(status) + " (" +
+                    cudaGetErrorString(status) + ")";
+  }
+  std::string report = "worker for " + worker_lab() + ", pid " + std::to_string(getpid()) + "\n";
+  if (args.sandbox) {
+    SandboxPlan plan;
+    plan.readable.push_back(folder_of(args.impl));
+    report += sandbox_before_load(plan);
+  } else {
+    report += "sandbox: off (--no-sandbox)\n";
+  }
+
+  const VariantRegistry* registry = nullptr;
+  std::uint32_t seen = 0;
+  for (;;) {
+    seen = wait_request(channel, seen);
+    const wire::Request& request = channel->request;
+    wire::Reply& reply = channel->reply;
+    reply.status = wire::Status::Ok;
+    reply.message[0] = '\0';
+    reply.nvariants = 0;
+    std::memset(reply.value, 0, sizeof reply.value);
+    bool exit_after_reply = false;
+    switch (request.op) {
+      case wire::Op::Hello:
+        set_message(reply, report);
+        if (!startup_error.empty()) {
+          reply.status = wire::Status::Error;
+          set_message(reply, startup_error);
+          exit_after_reply = true;
+        }
+        break;
+      case wire::Op::Load: {
+        std::string error;
+        registry = load_library(args.impl, &error);
+        if (registry == nullptr) {
+          reply.status = wire::Status::Error;
+          set_message(reply, error);
+          exit_after_reply = true;
+          break;
+        }
+        list_variants(*registry, reply);
+        std::string stage_two = args.sandbox ? sandbox_after_load() : "";
+        set_message(reply, stage_two);
+        break;
+      }
+      case wire::Op::Call: {
+        char what[2 * wire::kNameBytes + 16];
+        std::snprintf(what, sizeof what, "%.*s (variant %.*s)", wire::kNameBytes, request.function, wire::kNameBytes,
+                      request.variant);
+        auto found = invokers().find(std::string(request.function, strnlen(request.function, wire::kNameBytes)));
+        try {
+          if (registry == nullptr) throw BadRequest("no implementation library is loaded");
+          if (found == invokers().end()) throw BadRequest(std::string("this worker has no interface function ") + what);
+          unsigned long long* stamps = stamps_of(request);
+          if (stamps != nullptr) labkit_stamp_kernel<<<1, 1>>>(stamps);
+          found->second(*registry, request, reply);
+          if (stamps != nullptr) labkit_stamp_kernel<<<1, 1>>>(stamps + 1);
+        } catch (const BadRequest& e) {
+          reply.status = wire::Status::BadRequest;
+          set_message(reply, e.what());
+        } catch (const std::exception& e) {
+          reply.status = wire::Status::Error;
+          set_message(reply, e.what());
+        } catch (...) {
+          reply.status = wire::Status::Error;
+          set_message(reply, std::string("an exception that is not a std::exception left ") + what);
+        }
+        finish_gpu_work(reply, what);
+        close_unused_mappings();
+        exit_after_reply = reply.status == wire::Status::Fault;
+        break;
+      }
+      case wire::Op::Noop: {
+        unsigned long long* stamps = nullptr;
+        try {
+          stamps = stamps_of(request);
+        } catch (const BadRequest& e) {
+          reply.status = wire::Status::BadRequest;
+          set_message(reply, e.what());
+        }
+        if (stamps != nullptr) labkit_stamp_kernel<<<1, 1>>>(stamps);
+        labkit_noop_kernel<<<1, 1>>>();
+        if (stamps != nullptr) labkit_stamp_kernel<<<1, 1>>>(stamps + 1);
+        finish_gpu_work(reply, "the judge's empty kernel");
+        close_unused_mappings();
+        exit_after_reply = reply.status == wire::Status::Fault;
+        break;
+      }
+      case wire::Op::Quit:
+        exit_after_reply = true;
+        break;
+      default:
+        reply.status = wire::Status::BadRequest;
+        set_message(reply, "unknown request");
+        break;
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    channel->reply_seq.store(seen, std::memory_order_release);
+    futex_wake(&channel->reply_seq);
+    if (exit_after_reply) _exit(reply.status == wire::Status::Fault ? 3 : 0);
+  }
+}
+
+}  // namespace lab::judge
+
+int main(int argc, char** argv) { return lab::judge::worker_main(argc, argv); }

@@ -1,0 +1,154 @@
+// Provided by the kit. Presenting a bench's measurements (lab/bench.h): the table on
+// stdout and the JSON the grader reads. Nothing here measures anything.
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "lab/bench.h"
+#include "lab/bench_json.h"
+
+namespace lab::bench {
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string json_optional(double v, bool present) { return present ? json_number(v) : "null"; }
+
+const CandidateResult* WorkloadResult::find(Role role) const {
+  for (const CandidateResult& r : results) {
+    if (r.c.role == role) return &r;
+  }
+  return nullptr;
+}
+
+double WorkloadResult::throughput(const CandidateResult& r) const {
+  const double work = r.c.amount > 0 ? r.c.amount : amount;
+  return r.s.median > 0 ? work / (r.s.median * 1e-3) / 1e9 : 0.0;
+}
+
+namespace {
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// The library the table and the JSON compare with: the first one timed.
+const CandidateResult* library_of(const WorkloadResult& w) {
+  for (const CandidateResult& r : w.results) {
+    if (r.c.role == Role::Library && !r.ms.empty()) return &r;
+  }
+  return nullptr;
+}
+
+std::string check_column(const WorkloadResult& w, const CandidateResult& r) {
+  std::string check = r.c.unchecked ? "-" : (r.check_failures == 0 ? "ok" : "FAILED");
+  if (r.c.role == Role::Student && !w.inputs_problem.empty()) check = "INPUT CHANGED";
+  if (r.host_suspect > 0) check += " host-time!";
+  if (r.boundary_suspect > 0) check += " stamps!";
+  return check;
+}
+
+}  // namespace
+
+void print_table(const WorkloadResult& w) {
+  const CandidateResult* reference = w.find(Role::Reference);
+  if (reference != nullptr && reference->ms.empty()) reference = nullptr;
+  const CandidateResult* library = library_of(w);
+  if (w.cpu_runs > 0) std::printf("CPU version (sdkTimer): %.3f ms, average of %d run(s)\n", w.cpu_ms, w.cpu_runs);
+  std::printf("%-22s %-9s %10s %9s %7s %10s %7s %9s %7s %7s  %s\n", "name", "role", "median ms", "IQR ms", "samples",
+              w.unit.c_str(), "% peak", "x CPU", "x ref", "x lib", "check");
+  for (const CandidateResult& r : w.results) {
+    const bool timed = !r.ms.empty();
+    std::printf("%-22s %-9s %10s %9s %7zu %10s %7s %9s %7s %7s  %s\n", r.c.name.c_str(), to_string(r.c.role),
+                timed ? fmt("%.4f", r.s.median).c_str() : "-", timed ? fmt("%.4f", r.s.q3 - r.s.q1).c_str() : "-",
+                r.ms.size(), timed ? fmt("%.1f", w.throughput(r)).c_str() : "-",
+                timed && w.peak > 0 ? fmt("%.1f%%", 100 * w.throughput(r) / w.peak).c_str() : "-",
+                timed && w.cpu_ms > 0 ? fmt("%.1f", w.cpu_ms / r.s.median).c_str() : "-",
+                timed && reference ? fmt("%.2f", reference->s.median / r.s.median).c_str() : "-",
+                timed && library ? fmt("%.2f", library->s.median / r.s.median).c_str() : "-",
+                check_column(w, r).c_str());
+  }
+  for (const CandidateResult& r : w.results) {
+    if (!r.first_failure.empty()) std::printf("  %s: %s\n", r.c.name.c_str(), r.first_failure.c_str());
+  }
+  if (!w.inputs_problem.empty()) std::printf("  inputs changed: %s\n", w.inputs_problem.c_str());
+  if (!w.ratios.empty()) {
+    std::printf("student / reference time: median %.3f over %zu interleaved pairs (±%.1f%%)%s\n", w.pair.median,
+                w.pair.count, 100 * w.pair.rel_se, w.pair.rel_se > w.target_rel_se ? "  [noisy]" : "");
+  }
+  std::fflush(stdout);
+}
+
+std::string workload_json(const WorkloadResult& w) {
+  const CandidateResult* reference = w.find(Role::Reference);
+  if (reference != nullptr && reference->ms.empty()) reference = nullptr;
+  const CandidateResult* library = library_of(w);
+  std::ostringstream js;
+  js << "{\"name\": " << json_string(w.name) << ", \"function\": " << json_string(w.function)
+     << ", \"graded\": " << (w.graded ? "true" : "false") << ", \"unit\": " << json_string(w.unit)
+     << ", \"amount\": " << json_number(w.amount) << ", \"peak\": " << json_optional(w.peak, w.peak > 0)
+     << ", \"cpu_ms\": " << json_optional(w.cpu_ms, w.cpu_runs > 0) << ", \"cpu_runs\": " << w.cpu_runs
+     << ", \"inputs_check\": " << (w.inputs_problem.empty() ? "null" : json_string(w.inputs_problem));
+  if (!w.ratios.empty()) {
+    js << ", \"pair\": {\"ratio_median\": " << json_number(w.pair.median) << ", \"ratio_rel_se\": "
+       << json_number(w.pair.rel_se) << ", \"samples\": " << w.pair.count
+       << ", \"noisy\": " << (w.pair.rel_se > w.target_rel_se ? "true" : "false") << "}";
+  } else {
+    js << ", \"pair\": null";
+  }
+  js << ", \"results\": [";
+  bool first = true;
+  for (const CandidateResult& r : w.results) {
+    const bool timed = !r.ms.empty();
+    const bool is_student = r.c.role == Role::Student;
+    js << (first ? "" : ", ") << "{\"name\": " << json_string(r.c.name) << ", \"role\": "
+       << json_string(to_string(r.c.role)) << ", \"description\": " << json_string(r.c.description)
+       << ", \"median_ms\": " << json_optional(r.s.median, timed) << ", \"q1_ms\": " << json_optional(r.s.q1, timed)
+       << ", \"q3_ms\": " << json_optional(r.s.q3, timed) << ", \"samples\": " << r.ms.size()
+       << ", \"noisy\": " << (r.s.rel_se > w.target_rel_se ? "true" : "false")
+       << ", \"throughput\": " << json_optional(w.throughput(r), timed)
+       << ", \"pct_peak\": " << json_optional(100 * w.throughput(r) / w.peak, timed && w.peak > 0)
+       << ", \"speedup_vs_cpu\": " << json_optional(w.cpu_ms / r.s.median, timed && w.cpu_runs > 0)
+       << ", \"speed_vs_reference\": "
+       << json_optional(reference ? reference->s.median / r.s.median : 0, timed && reference)
+       << ", \"speed_vs_library\": " << json_optional(library ? library->s.median / r.s.median : 0, timed && library)
+       << ", \"checks\": " << r.checks << ", \"check_failures\": " << r.check_failures
+       << ", \"first_failure\": " << (r.first_failure.empty() ? "null" : json_string(r.first_failure))
+       << ", \"host_suspect\": " << r.host_suspect << ", \"boundary_suspect\": " << r.boundary_suspect
+       << ", \"remote\": " << (r.remote ? "true" : "false")
+       << ", \"inputs_changed\": " << (is_student && !w.inputs_problem.empty() ? "true" : "false") << "}";
+    first = false;
+  }
+  js << "]}";
+  return js.str();
+}
+
+}  // namespace lab::bench

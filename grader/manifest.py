@@ -1,0 +1,194 @@
+"""The labs of a kit, from their manifests (labs/<lab>/lab.json).
+
+A lab's facts live in its manifest, read by CMake (cmake/LabKitManifest.cmake) and
+here: its place in the course, its interface functions, the files a student edits, the
+patterns its code must or must not contain, the tests the sanitizer stage runs, its slow
+variants and the reference variant it is graded against. The grader's lab list and
+per-lab defaults come from here, so a new lab is one folder.
+
+    python3 -m grader.manifest --check-tests LAB TEST_BINARY
+        exits 1 when a sanitizer test the manifest names matches no test of the binary
+        (the kit's CTest runs this for every lab)
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import fnmatch
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "labkit-lab"
+VERSION = 1
+
+
+class ManifestError(Exception):
+    """A manifest cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Lab:
+    """One lab's manifest."""
+
+    name: str
+    order: int
+    title: str
+    functions: tuple[str, ...]
+    editable: tuple[str, ...]
+    required_patterns: tuple[str, ...] = ()
+    forbidden_patterns: tuple[str, ...] = ()
+    allowed_symbols: tuple[str, ...] = ()
+    forbidden_symbols: tuple[str, ...] = ()
+    sanitizer_tests: tuple[str, ...] = ()
+    slow_variants: tuple[str, ...] = ()
+    reference_variant: str = "default"
+    required_variants: tuple[str, ...] = ()
+    path: Path | None = field(default=None, compare=False)
+
+    @property
+    def sanitizer_filter(self) -> str:
+        """The GoogleTest filter of the sanitizer tests ('' when the manifest names none)."""
+        return ":".join(self.sanitizer_tests)
+
+
+def read(path: Path) -> Lab:
+    """The manifest at `path`, validated."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ManifestError(f"{path}: cannot read the lab manifest: {exc.strerror or exc}") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{path}: not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise ManifestError(f'{path}: not a lab manifest (it needs "schema": "{SCHEMA}")')
+    if data.get("version") != VERSION:
+        raise ManifestError(f"{path}: manifest version {data.get('version')!r}; this kit reads version {VERSION}")
+
+    def text(key: str, default: str | None = None) -> str:
+        value = data.get(key, default)
+        if not isinstance(value, str) or not value:
+            raise ManifestError(f'{path}: "{key}" must be a non-empty string')
+        return value
+
+    def strings(key: str, where: dict[str, Any] | None = None, required: bool = False) -> tuple[str, ...]:
+        source = data if where is None else where
+        value = source.get(key, None if required else [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ManifestError(f'{path}: "{key}" must be a list of non-empty strings')
+        return tuple(value)
+
+    def table(key: str) -> dict[str, Any]:
+        value = data.get(key, {})
+        if not isinstance(value, dict):
+            raise ManifestError(f'{path}: "{key}" must be an object')
+        return value
+
+    order = data.get("order")
+    if not isinstance(order, int) or isinstance(order, bool) or order < 0:
+        raise ManifestError(f'{path}: "order" must be a whole number (the lab\'s place in the course)')
+    name = text("name")
+    if path.parent.name != name:
+        raise ManifestError(f'{path}: "name" is {name!r} but the folder is labs/{path.parent.name}')
+    functions = strings("functions", required=True)
+    if not functions:
+        raise ManifestError(f'{path}: "functions" must name the interface functions of {name}.h')
+    editable = strings("editable", required=True)
+    for item in editable:
+        if item.startswith("/") or "\\" in item or ".." in item.split("/"):
+            raise ManifestError(f'{path}: "editable" paths are relative to the kit and stay inside it: {item!r}')
+    rules, symbols = table("rules"), table("symbols")
+    return Lab(name=name, order=order, title=text("title", name), functions=functions, editable=editable,
+               required_patterns=strings("required", rules), forbidden_patterns=strings("forbidden", rules),
+               allowed_symbols=strings("allow", symbols), forbidden_symbols=strings("forbid", symbols),
+               sanitizer_tests=strings("sanitizer_tests"), slow_variants=strings("slow_variants"),
+               reference_variant=text("reference_variant", "default"),
+               required_variants=strings("required_variants"), path=path)
+
+
+def labs(root: Path) -> list[Lab]:
+    """Every lab of the kit at `root` (a folder of labs/ with a lab.json), in course order."""
+    folder = root / "labs"
+    found = [read(p) for p in sorted(folder.glob("*/lab.json"))] if folder.is_dir() else []
+    return sorted(found, key=lambda lab: (lab.order, lab.name))
+
+
+def names(root: Path) -> list[str]:
+    """The names of the kit's labs, in course order."""
+    return [lab.name for lab in labs(root)]
+
+
+def by_name(root: Path) -> dict[str, Lab]:
+    return {lab.name: lab for lab in labs(root)}
+
+
+def resolve_name(name: str, known: list[str]) -> str:
+    """The course's spelling of `name` (case-insensitive), or ValueError with a suggestion."""
+    by_lower = {lab.lower(): lab for lab in known}
+    if name.lower() in by_lower:
+        return by_lower[name.lower()]
+    close = difflib.get_close_matches(name.lower(), by_lower, n=1)
+    hint = f"did you mean {by_lower[close[0]]}? " if close else ""
+    raise ValueError(f"unknown lab {name!r}: {hint}the labs are {', '.join(known) or '(none found)'}")
+
+
+def resolve_names(names_given: list[str], known: list[str]) -> list[str]:
+    """`names_given` in the course's spelling and order, or ValueError for the first unknown one."""
+    wanted = {resolve_name(name, known) for name in names_given}
+    return [lab for lab in known if lab in wanted]
+
+
+def unmatched_tests(lab: Lab, listed: list[str]) -> list[str]:
+    """The manifest's sanitizer tests (GoogleTest patterns) that match none of `listed`."""
+    return [pattern for pattern in lab.sanitizer_tests
+            if not any(fnmatch.fnmatchcase(test, pattern) for test in listed)]
+
+
+def _check_tests(lab_name: str, binary: str, root: Path) -> int:
+    from grader.gtest import parse_test_list  # here: grader.gtest imports nothing from this module's users
+    lab = by_name(root).get(lab_name)
+    if lab is None:
+        print(f"no manifest labs/{lab_name}/lab.json under {root}", file=sys.stderr)
+        return 2
+    try:
+        done = subprocess.run([binary, "--gtest_list_tests"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        print(f"cannot list the tests of {binary}: {exc}", file=sys.stderr)
+        return 2
+    listed = parse_test_list(done.stdout)
+    missing = unmatched_tests(lab, listed)
+    for pattern in missing:
+        print(f"{lab.path}: the sanitizer test {pattern!r} matches no test of {Path(binary).name}: "
+              "rename it in \"sanitizer_tests\" to a test that exists", file=sys.stderr)
+    if not lab.sanitizer_tests:
+        print(f"{lab.path}: names no sanitizer tests; the grader's sanitizer stage will run the GPU tests at "
+              "tail sizes instead")
+    if not missing:
+        print(f"{lab_name}: {len(lab.sanitizer_tests)} sanitizer test pattern(s), each matches a test")
+    return 1 if missing else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m grader.manifest", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check-tests", nargs=2, metavar=("LAB", "TEST_BINARY"),
+                        help="check that the manifest's sanitizer tests exist in the test binary")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="the kit's top directory")
+    args = parser.parse_args(argv)
+    try:
+        if args.check_tests:
+            return _check_tests(args.check_tests[0], args.check_tests[1], args.root)
+        for lab in labs(args.root):
+            print(f"{lab.order:3} {lab.name:16} {', '.join(lab.functions)}")
+        return 0
+    except ManifestError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

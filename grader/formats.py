@@ -4,9 +4,11 @@ GitHub annotations.
     python3 -m grader report build/grader/report.json --markdown - --junit junit.xml
 
 Every format is a pure function of the JSON report (schema labkit-report, what
-`report.to_json` writes), so a report can be turned into any of them later, on any
-machine. A report with missing or odd fields (an older grader, a run that was cut
-short) still gives every format: what is missing becomes a note, never a traceback.
+`report.to_json` writes), read into the one model of a report (`report.read`: Report,
+Lab, Test) that the console and the gradebook render too; so a report can be turned into
+any of them later, on any machine. A report with missing or odd fields (an older grader,
+a run that was cut short) still gives every format: what is missing becomes a note,
+never a traceback. Status names come from status.py.
 """
 
 from __future__ import annotations
@@ -14,23 +16,22 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import math
 import re
 import sys
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from grader import commandline
+from grader import commandline, status
 from grader.config import COURSE_LABS
+from grader.report import Lab, read
 
 EXIT_OK, EXIT_DEGRADED, EXIT_USAGE = 0, 1, 2
 MAX_MESSAGE_CHARS = 1500  # per test in Classroom and Gradescope: env variables and check runs have limits
 MAX_ANNOTATIONS = 50  # GitHub shows at most 50 annotations of a kind per job
 MAX_FAILED_SHOWN = 10  # failed tests detailed per lab in the Markdown summary
-STATUS_ICONS = {"PASS": "✅", "PARTIAL": "⚠️"}
+STATUS_ICONS = {status.PASS: "✅", status.PARTIAL: "⚠️"}
 SOURCE_SUFFIXES = ("cu", "cuh", "h", "hpp", "cpp", "cc", "c")
 TOP_DIRS = ("labs", "common", "solutions", "grader", "cmake")  # folders of the kit, to make paths repo-relative
 
@@ -44,149 +45,7 @@ _LOCATION = re.compile(rf"(?P<path>[^\s\"'():]+\.(?:{_SUFFIX}))(?::(?P<line>\d+)
 _XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-# --- reading a report, whatever its state --------------------------------------------
-
-@dataclass
-class Test:
-    name: str
-    status: str  # passed | failed | skipped
-    weight: float
-    message: str = ""
-    reproduce: str = ""
-    time_s: float | None = None
-
-
-@dataclass
-class Lab:
-    name: str
-    status: str
-    message: str = ""
-    total: float = 0.0
-    max: float = 0.0
-    correctness: float = 0.0
-    correctness_max: float = 0.0
-    performance: float = 0.0
-    performance_max: float = 0.0
-    ratio: float | None = None  # t_student / t_reference
-    performance_reason: str = ""
-    deduction: float = 0.0  # in all: rules and compute-sanitizer
-    rule_deduction: float = 0.0
-    rules: list[str] = field(default_factory=list)
-    sanitizer_deduction: float = 0.0
-    sanitizer: list[tuple[str, str | None, int | None]] = field(default_factory=list)  # (message, file, line)
-    notes: list[str] = field(default_factory=list)
-    tests: list[Test] = field(default_factory=list)
-    reproduce: dict[str, str] = field(default_factory=dict)
-    output: str = ""
-    bench: dict[str, Any] | None = None
-
-    @property
-    def student_file(self) -> str:
-        return f"labs/{self.name}/{self.name}.cu"
-
-    @property
-    def failure_command(self) -> str:
-        return self.reproduce.get("failure") or self.reproduce.get("build") or self.reproduce.get("test") or ""
-
-
-@dataclass
-class Report:
-    labs: list[Lab]
-    total: float
-    max: float
-    seed: Any = None
-    grader_version: str = ""
-    root: str = ""
-    impl: str = "student"
-    started: str = ""
-    finished: str = ""
-    interrupted: bool = False
-    notes: list[str] = field(default_factory=list)  # what was missing or odd in the report
-
-
-def read(data: Any) -> Report:
-    """A Report view of the JSON report `data`; missing fields get defaults and a note."""
-    notes: list[str] = []
-    if data is None:  # no report at all: the caller says why
-        return Report([], 0.0, 0.0)
-    if not isinstance(data, dict):
-        return Report([], 0.0, 0.0, notes=["the report is not a JSON object: nothing was graded"])
-    if data.get("schema") != "labkit-report":
-        notes.append(f"unexpected report schema {data.get('schema')!r} (expected 'labkit-report')")
-    elif data.get("version") != 1:
-        notes.append(f"report version {data.get('version')!r}: this grader reads version 1; some fields may be missing")
-    notes += [_str(note).removeprefix("note: ") for note in _list(data.get("notes")) if note]
-    raw_labs = data.get("labs")
-    if not isinstance(raw_labs, list):
-        notes.append("the report has no list of labs")
-        raw_labs = []
-    labs = [_read_lab(raw, notes) for raw in raw_labs if isinstance(raw, dict)]
-    total = _num(data.get("total"), round(sum(lab.total for lab in labs), 2))
-    top = _num(data.get("max"), round(sum(lab.max for lab in labs), 2))
-    interrupted = bool(data.get("interrupted"))
-    if interrupted:
-        notes.append("the grading run was interrupted: labs not listed were not graded")
-    return Report(labs, total, top, seed=data.get("seed"), grader_version=_str(data.get("grader_version")),
-                  root=_str(data.get("root")), impl=_str(data.get("impl")) or "student",
-                  started=_str(data.get("started")), finished=_str(data.get("finished")),
-                  interrupted=interrupted, notes=notes)
-
-
-def _read_lab(raw: dict[str, Any], notes: list[str]) -> Lab:
-    name = _str(raw.get("lab")) or "?"
-    status = _str(raw.get("status")) or "ERROR"
-    if "status" not in raw:
-        notes.append(f"{name}: the report gives no status")
-    corr = _dict(raw.get("correctness"))
-    perf = _dict(raw.get("performance"))
-    tests = []
-    for row in _list(corr.get("tests")):
-        if not isinstance(row, dict):
-            continue
-        time_s = row.get("time_s", row.get("time"))
-        tests.append(Test(name=_str(row.get("name")) or "?", status=_str(row.get("status")) or "failed",
-                          weight=_num(row.get("weight"), 1.0), message=_str(row.get("message")),
-                          reproduce=_str(row.get("reproduce")),
-                          time_s=time_s if isinstance(time_s, (int, float)) else None))
-    lab = Lab(name=name, status=status, message=_str(raw.get("message")),
-              correctness=_num(corr.get("points"), 0.0), correctness_max=_num(corr.get("max"), 0.0),
-              performance=_num(perf.get("points"), 0.0), performance_max=_num(perf.get("max"), 0.0),
-              ratio=perf.get("ratio") if isinstance(perf.get("ratio"), (int, float)) else None,
-              performance_reason=_str(perf.get("reason")), deduction=_num(raw.get("deduction"), 0.0),
-              rules=[_str(r.get("message")) if isinstance(r, dict) else _str(r) for r in _list(raw.get("rules"))],
-              tests=tests, reproduce={k: _str(v) for k, v in _dict(raw.get("reproduce")).items()},
-              output=_str(raw.get("output")), bench=raw.get("bench") if isinstance(raw.get("bench"), dict) else None)
-    sanitizer = _dict(raw.get("sanitizer"))
-    lab.sanitizer_deduction = _num(sanitizer.get("deduction"), 0.0)
-    for finding in _list(sanitizer.get("findings")):
-        finding = _dict(finding)
-        line = finding.get("line")
-        lab.sanitizer.append((_str(finding.get("message")) or _str(finding.get("kind")) or "compute-sanitizer error",
-                              _str(finding.get("file")) or None, line if isinstance(line, int) else None))
-    lab.rule_deduction = _num(raw.get("rule_deduction"), round(lab.deduction - lab.sanitizer_deduction, 2))
-    lab.notes = [_str(note).removeprefix("note: ") for note in _list(raw.get("notes")) if note]
-    lab.total = _num(raw.get("total"), round(lab.correctness + lab.performance - lab.deduction, 2))
-    lab.max = _num(raw.get("max"), lab.correctness_max + lab.performance_max)
-    return lab
-
-
-def _num(value: Any, default: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return default
-    return value
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ("" if value is None else str(value))
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
+# --- helpers ---------------------------------------------------------------------------
 
 def _pts(value: float) -> str:
     return f"{value:.2f}"
@@ -224,7 +83,7 @@ def markdown(data: Any) -> str:
         out.append("| lab | status | correctness | performance | total | note |")
         out.append("|:--|:--|--:|--:|--:|:--|")
         for lab in report.labs:
-            out.append(f"| {lab.name} | {STATUS_ICONS.get(lab.status, '❌')} {lab.status} "
+            out.append(f"| {lab.name} | {STATUS_ICONS.get(lab.status, '❌')} {lab.status.name} "
                        f"| {_pts(lab.correctness)} / {lab.correctness_max:g} "
                        f"| {_pts(lab.performance)} / {lab.performance_max:g} "
                        f"| **{_pts(lab.total)}** / {lab.max:g} | {_md_cell(_note(lab))} |")
@@ -239,11 +98,11 @@ def markdown(data: Any) -> str:
     lab_notes: dict[str, list[str]] = {}
     for lab in report.labs:
         for note in lab.notes:
-            lab_notes.setdefault(note, []).append(lab.name)
+            lab_notes.setdefault(note.removeprefix("note: "), []).append(lab.name)
     for note in report.notes + [f"{', '.join(labs)}: {note}" for note, labs in lab_notes.items()]:
         out.append(f"\n> **Note:** {note}")
 
-    failures = [_md_failure(lab) for lab in report.labs if lab.status != "PASS" or lab.rules or lab.sanitizer]
+    failures = [_md_failure(lab) for lab in report.labs if lab.status is not status.PASS or lab.rules or lab.sanitizer]
     if failures:
         out.append("\n### What to fix\n")
         out.extend(failures)
@@ -255,10 +114,10 @@ def markdown(data: Any) -> str:
 
 
 def _note(lab: Lab) -> str:
-    if lab.status != "PASS":
-        return _first_line(lab.message) or lab.status
+    if lab.status is not status.PASS:
+        return _first_line(lab.message) or lab.status.name
     if lab.rules:
-        return f"rule broken: {lab.rules[0]}"
+        return f"{lab.rule_title}: {lab.rules[0]}"
     if lab.sanitizer:
         return lab.sanitizer[0][0]
     if lab.performance_reason:
@@ -281,9 +140,9 @@ def _fence(text: str) -> str:
 
 
 def _md_failure(lab: Lab) -> str:
-    failed = [t for t in lab.tests if t.status == "failed"]
+    failed = lab.failed_tests
     # With failed tests the message is their count; otherwise it is shown whole below.
-    parts = [f"#### {lab.name}: {lab.status}" + (f": {_first_line(lab.message)}" if failed and lab.message else "")]
+    parts = [f"#### {lab.name}: {lab.status.name}" + (f": {_first_line(lab.message)}" if failed and lab.message else "")]
     for test in failed[:MAX_FAILED_SHOWN]:
         parts.append(f"- **{test.name}**" + (" (no points: a test of the provided code)" if not test.weight else ""))
         if test.message:
@@ -292,19 +151,21 @@ def _md_failure(lab: Lab) -> str:
             parts.append(f"  Reproduce: `{test.reproduce}`")
     if len(failed) > MAX_FAILED_SHOWN:
         parts.append(f"- ... and {len(failed) - MAX_FAILED_SHOWN} more failed tests (see the JSON report)")
-    if not failed and lab.status != "PASS":
+    if not failed and lab.status is not status.PASS:
         detail = lab.message.strip()
         # A build error's message already holds the compiler's error lines; the output tail
         # helps only when it does not.
-        if lab.output and (lab.status in ("CRASH", "ERROR")
-                           or (lab.status == "BUILD_ERROR" and not compile_errors(lab.message))):
+        if lab.output and (lab.status in (status.CRASH, status.ERROR)
+                           or (lab.status is status.BUILD_ERROR and not compile_errors(lab.message))):
             detail += "\n\n" + lab.output.strip()
         if detail:
             parts.append(_fence(_clip(detail, 3000)))
         if lab.failure_command:
             parts.append(f"Reproduce: `{lab.failure_command}`")
     if lab.rules:
-        parts.append(f"Rules broken (-{lab.rule_deduction:g} points):")
+        verdict = lab.rules_verdict
+        parts.append(f"Rules broken (-{lab.rule_deduction:g} points):" if lab.rules_cost
+                     else f"{verdict[0].upper()}{verdict[1:]}:")
         parts.extend(f"- {rule}" for rule in lab.rules)
     if lab.sanitizer:
         parts.append(f"compute-sanitizer found errors (-{lab.sanitizer_deduction:g} points):")
@@ -321,17 +182,11 @@ def _indent(text: str, spaces: int) -> str:
 def _md_bench(labs: list[Lab]) -> str:
     rows = []
     for lab in labs:
-        for workload in _list(_dict(lab.bench).get("workloads")):
-            if not isinstance(workload, dict) or not workload.get("graded"):
-                continue
-            results = {r.get("role"): r for r in _list(workload.get("results")) if isinstance(r, dict)}
-            you, ref = results.get("student", {}), results.get("reference", {})
-            ratio = _dict(workload.get("pair")).get("ratio_median")
-            unit = _str(workload.get("unit"))
-            rows.append(f"| {lab.name} | {_md_cell(_str(workload.get('name')), 60)} | {_fmt(you.get('median_ms'))} "
-                        f"| {_fmt(ref.get('median_ms'))} | {_fmt(ratio, '×')} "
-                        f"| {_fmt(you.get('throughput'), ' ' + unit if unit else '')} | {_fmt(you.get('pct_peak'), '%')} "
-                        f"| {_fmt(you.get('speedup_vs_cpu'), '×')} |")
+        for w in lab.workloads:
+            rows.append(f"| {lab.name} | {_md_cell(w.name, 60)} | {_fmt(w.student_ms)} "
+                        f"| {_fmt(w.reference_ms)} | {_fmt(w.ratio, '×')} "
+                        f"| {_fmt(w.throughput, ' ' + w.unit if w.unit else '')} | {_fmt(w.pct_peak, '%')} "
+                        f"| {_fmt(w.speedup_vs_cpu, '×')} |")
     if not rows:
         return ""
     head = ("| lab | workload | you (ms) | reference (ms) | your time / reference | throughput | % of peak | "
@@ -356,8 +211,9 @@ def junit(data: Any) -> str:
     for lab in report.labs:
         suite = ET.SubElement(suites, "testsuite", name=lab.name)
         props = ET.SubElement(suite, "properties")
-        for key, value in (("status", lab.status), ("points", f"{_pts(lab.total)}/{lab.max:g}"),
-                           ("seed", _str(report.seed)), ("message", _first_line(lab.message))):
+        for key, value in (("status", lab.status.name), ("points", f"{_pts(lab.total)}/{lab.max:g}"),
+                           ("seed", "" if report.seed is None else str(report.seed)),
+                           ("message", _first_line(lab.message))):
             ET.SubElement(props, "property", name=key, value=_xml(value))
         n = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         time_total = 0.0
@@ -367,27 +223,28 @@ def junit(data: Any) -> str:
                                  name=case_name or suite_name, time=f"{test.time_s or 0:.3f}")
             time_total += test.time_s or 0.0
             n["tests"] += 1
-            if test.status == "failed":
+            if test.failed:
                 n["failures"] += 1
                 failure = ET.SubElement(case, "failure", message=_xml(_first_line(test.message) or "failed"),
                                         type="failed")
                 failure.text = _xml(test.message + (f"\n\nreproduce: {test.reproduce}" if test.reproduce else ""))
-            elif test.status == "skipped":
+            elif test.status == status.TEST_SKIPPED:
                 n["skipped"] += 1
                 ET.SubElement(case, "skipped", message=_xml(_first_line(test.message) or "skipped"))
-        if lab.status not in ("PASS", "PARTIAL"):
+        if lab.status not in status.TESTS_RAN:
             # The lab stopped before (or while) its tests ran: one testcase says why.
-            case = ET.SubElement(suite, "testcase", classname=lab.name, name=lab.status.lower())
+            case = ET.SubElement(suite, "testcase", classname=lab.name, name=lab.status.name.lower())
             n["tests"] += 1
-            kind = "error" if lab.status == "ERROR" else "failure"
+            kind = "error" if lab.status is status.ERROR else "failure"
             n["errors" if kind == "error" else "failures"] += 1
-            element = ET.SubElement(case, kind, message=_xml(_first_line(lab.message) or lab.status), type=lab.status)
+            element = ET.SubElement(case, kind, message=_xml(_first_line(lab.message) or lab.status.name),
+                                    type=lab.status.name)
             body = lab.message + (f"\n\n{lab.output}" if lab.output else "")
             element.text = _xml(body + (f"\n\nreproduce: {lab.failure_command}" if lab.failure_command else ""))
         elif lab.performance_max:
             case = ET.SubElement(suite, "testcase", classname=lab.name, name="performance")
             n["tests"] += 1
-            if lab.status == "PARTIAL":
+            if lab.status is status.PARTIAL:
                 n["skipped"] += 1
                 ET.SubElement(case, "skipped", message=_xml(lab.performance_reason or "not timed"))
             elif lab.performance < lab.performance_max:
@@ -426,7 +283,8 @@ def _xml(text: str) -> str:
 # reporter adds the scores in JavaScript floats: a total such as 186.67 may show as
 # 186.67000000000002 in its "Points" line (an error far below any rounding of a grade).
 
-CLASSROOM_ERROR_STATUSES = {"BUILD_ERROR", "MISSING", "ERROR", "NO_GPU"}
+# Labs in these statuses are an "error" for the reporter (nothing of the student's ran); others "fail".
+CLASSROOM_ERROR_STATUSES = frozenset({status.BUILD_ERROR, status.MISSING, status.ERROR, status.NO_GPU})
 
 
 def classroom_results(data: Any, labs: list[str] | None = None, max_score: float = 100.0) -> dict[str, dict[str, Any]]:
@@ -453,7 +311,7 @@ def classroom_result(lab: Lab) -> dict[str, Any]:
     for test in lab.tests:
         if test.weight <= 0:
             continue  # tests of the provided CPU code earn nothing: listing them would only dilute the table
-        passed = test.status == "passed"
+        passed = test.status == status.TEST_PASSED
         share = lab.correctness_max * test.weight / weight_total if passed and weight_total else 0.0
         entry: dict[str, Any] = {"name": test.name, "status": "pass" if passed else "fail",
                                  "score": round(share, 2), "message": _clip(test.message)}
@@ -465,10 +323,10 @@ def classroom_result(lab: Lab) -> dict[str, Any]:
         if test.time_s is not None:
             entry["execution_time"] = f"{test.time_s:.3f}s"
         tests.append(entry)
-    if not tests or lab.status not in ("PASS", "PARTIAL"):
-        tests.append({"name": f"{lab.name}: {lab.status.lower().replace('_', ' ')}",
+    if not tests or lab.status not in status.TESTS_RAN:
+        tests.append({"name": f"{lab.name}: {lab.status.name.lower().replace('_', ' ')}",
                       "status": "error" if lab.status in CLASSROOM_ERROR_STATUSES else "fail",
-                      "score": 0, "message": _clip(lab.message or lab.status),
+                      "score": 0, "message": _clip(lab.message or lab.status.name),
                       **({"test_code": lab.failure_command} if lab.failure_command else {})})
     if lab.performance_max:
         reason = lab.performance_reason or (f"{lab.ratio:.2f}x the reference time" if lab.ratio else "")
@@ -483,8 +341,8 @@ def classroom_result(lab: Lab) -> dict[str, Any]:
                       "score": -round(lab.sanitizer_deduction, 2),
                       "message": _clip("; ".join(m for m, _, _ in lab.sanitizer) or "memory or race errors")})
     _match_total(tests, lab)
-    status = ("pass" if lab.status == "PASS" else "error" if lab.status in CLASSROOM_ERROR_STATUSES else "fail")
-    return {"version": 1, "status": status, "max_score": _whole(lab.max), "tests": tests}
+    outcome = ("pass" if lab.status is status.PASS else "error" if lab.status in CLASSROOM_ERROR_STATUSES else "fail")
+    return {"version": 1, "status": outcome, "max_score": _whole(lab.max), "tests": tests}
 
 
 def _match_total(tests: list[dict[str, Any]], lab: Lab) -> None:
@@ -529,14 +387,15 @@ def gradescope(data: Any, visibility: str = "visible") -> dict[str, Any]:
     tests: list[dict[str, Any]] = []
     leaderboard: list[dict[str, Any]] = []
     for lab in report.labs:
-        failed = [t for t in lab.tests if t.status == "failed" and t.weight > 0]
-        lines = [f"{lab.status}: {lab.message.strip()}"] if lab.message else [lab.status]
+        failed = [t for t in lab.failed_tests if t.weight > 0]
+        lines = [f"{lab.status.name}: {lab.message.strip()}"] if lab.message else [lab.status.name]
         for test in failed[:MAX_FAILED_SHOWN]:
             lines.append(f"\n{test.name}\n{_clip(test.message, 800)}" + (f"\nreproduce: {test.reproduce}" if test.reproduce else ""))
-        if not failed and lab.failure_command and lab.status != "PASS":
+        if not failed and lab.failure_command and lab.status is not status.PASS:
             lines.append(f"\nreproduce: {lab.failure_command}")
         tests.append({"name": f"{lab.name}: correctness", "score": lab.correctness, "max_score": lab.correctness_max,
-                      "status": "passed" if lab.correctness >= lab.correctness_max and lab.status == "PASS" else "failed",
+                      "status": "passed" if lab.correctness >= lab.correctness_max and lab.status is status.PASS
+                      else "failed",
                       "output": _clip("\n".join(lines), 6000), "tags": [lab.name, "correctness"], "visibility": visibility})
         if lab.performance_max:
             why = lab.performance_reason or (f"{lab.ratio:.2f}x the reference time" if lab.ratio else "")
@@ -553,7 +412,7 @@ def gradescope(data: Any, visibility: str = "visible") -> dict[str, Any]:
                               f"\nreproduce: {lab.reproduce['sanitizer']}" if lab.reproduce.get("sanitizer") else ""),
                           "tags": [lab.name, "compute-sanitizer"], "visibility": visibility})
         speed = _speed(lab)
-        if speed is not None and lab.status == "PASS":
+        if speed is not None and lab.status is status.PASS:
             leaderboard.append({"name": f"{lab.name} speedup vs reference", "value": speed, "order": "desc"})
     leaderboard.append({"name": "total points", "value": report.total, "order": "desc"})
     result: dict[str, Any] = {
@@ -587,25 +446,24 @@ def annotations(data: Any) -> list[str]:
     report = read(data)
     found: list[tuple[str | None, int | None, str, str]] = []
     for lab in report.labs:
-        if lab.status == "BUILD_ERROR":
+        if lab.status is status.BUILD_ERROR:
             diags = compile_errors(lab.message + "\n" + lab.output, report.root)
             for path, line, message in diags:
                 found.append((path, line, f"{lab.name}: compile error", message))
             if not diags:
                 found.append((lab.student_file, None, f"{lab.name}: build failed", _clip(lab.message, 600)))
             continue
-        for test in lab.tests:
-            if test.status != "failed":
-                continue
+        for test in lab.failed_tests:
             path, line = _test_location(lab, test.message, report.root) or (lab.student_file, None)
             body = _clip(test.message, 600) + (f"\nReproduce: {test.reproduce}" if test.reproduce else "")
             found.append((path, line, f"{lab.name}: {test.name} failed", body))
-        if lab.status in ("CRASH", "TIMEOUT", "NO_GPU", "ERROR") or (lab.status == "PARTIAL" and not lab.tests):
+        if (lab.status in (status.CRASH, status.TIMEOUT, status.NO_GPU, status.ERROR)
+                or (lab.status is status.PARTIAL and not lab.tests)):
             body = _clip(lab.message, 600) + (f"\nReproduce: {lab.failure_command}" if lab.failure_command else "")
             found.append((lab.student_file, None, f"{lab.name}: {lab.status}", body))
         for rule in lab.rules:
             location = _test_location(lab, rule, report.root) or (lab.student_file, None)
-            found.append((*location, f"{lab.name}: rule broken", rule))
+            found.append((*location, f"{lab.name}: {lab.rule_title}", rule))
         for message, file, line in lab.sanitizer:
             path = repo_path(file, report.root, lab.name) if file else None
             found.append((path or lab.student_file, line if path else None, f"{lab.name}: compute-sanitizer", message))

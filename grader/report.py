@@ -1,18 +1,35 @@
-"""Reports of a grading run: console progress, the score table, failure details, JSON.
+"""Reports of a grading run: the JSON report, the one model every rendering reads, and
+the console's rendering of it.
 
-One function per format, each taking the finished GradingRun; a new format (Markdown,
-JUnit, Classroom, Gradescope) is one more function here.
+There is one report: the JSON document that `to_json` makes of a GradingRun (schema
+labkit-report) and `write_json` writes. `read` turns such a document (from any grader
+version, or cut short) into one structure, a `Report` with a `Lab` per graded lab and a
+`Test` per test, and every rendering is a function of that structure:
+
+    GradingRun -> to_json -> report.json -> read -> Report -> console table, failure details (here)
+                                                           -> Markdown, JUnit, Classroom, Gradescope,
+                                                              annotations (formats.py)
+                                                           -> the gradebook (instructor/batch.py)
+
+The console goes the same way (`console_table(run)` reads the run's JSON), so it shows
+exactly what the report file holds. `Progress` prints while grading, before there is a
+report. Status names come from status.py only.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
-from grader import __version__
-from grader.grade import GradingRun, LabResult
+from grader import __version__, status
+from grader.status import ResultCode
+
+if TYPE_CHECKING:  # only for annotations: reading a report needs none of the grading
+    from grader.grade import GradingRun, LabResult
 
 REPORT_SCHEMA = "labkit-report"
 REPORT_VERSION = 1
@@ -20,6 +37,8 @@ MAX_TESTS_SHOWN = 5  # failed tests detailed per lab on the console; the JSON ha
 MAX_MESSAGE_LINES = 6
 MAX_RULES_SHOWN = 10
 
+
+# --- while grading ------------------------------------------------------------------------
 
 class Progress:
     """Prints `[2/3] reduction: building... testing... 18/18 tests passed... timing... done`."""
@@ -45,69 +64,7 @@ class Progress:
         self._write((result.status.name if result.status.is_failure else "done") + "\n")
 
 
-def console_table(run: GradingRun) -> str:
-    """The score table: one row per lab and a total."""
-    head = f"{'lab':<15} {'status':<12} {'correctness':>12} {'performance':>12} {'total':>11}  note"
-    rows = [head, "-" * len(head)]
-    for lab in run.labs:
-        rows.append(f"{lab.lab:<15} {lab.status.name:<12} "
-                    f"{_points(lab.correctness.points, lab.correctness.max):>12} "
-                    f"{_points(lab.performance.points, lab.performance.max):>12} "
-                    f"{_points(lab.total, lab.max):>11}  {_note(lab)}")
-    rows.append("-" * len(head))
-    total, top = grand_total(run)
-    rows.append(f"{'total':<15} {'':<12} {'':>12} {'':>12} {_points(total, top):>11}"
-                + ("  (interrupted: not every lab was graded)" if run.interrupted else ""))
-    return "\n".join(rows)
-
-
-def failure_details(run: GradingRun) -> str:
-    """Every failure with its message and the command that reproduces it ('' if none)."""
-    blocks = []
-    seen: dict[tuple[str, str], str] = {}  # (message, command) -> first lab that had it
-    for lab in run.labs:
-        first = seen.setdefault((lab.message, lab.command), lab.lab)
-        if lab.status.is_failure and first != lab.lab and lab.command:
-            # One CMake configure failure fails every lab: say it once.
-            blocks.append(f"{lab.lab}: {lab.status.name}: the same failure as {first}")
-        elif lab.status.is_failure:
-            text = f"{lab.lab}: {lab.status.name}: {_indent(lab.message, 4).lstrip()}"
-            # After a crash or a hang every test without a result is "failed": the message
-            # and the command of the test that was running say more.
-            ended = lab.status.name in ("CRASH", "TIMEOUT")
-            failed = [] if ended else [t for t in lab.correctness.tests if t["status"] == "failed"]
-            for test in failed[:MAX_TESTS_SHOWN]:
-                message = "\n".join(test["message"].splitlines()[:MAX_MESSAGE_LINES])
-                text += f"\n  {test['name']}\n{_indent(message, 4)}\n    reproduce: {test['reproduce']}"
-            if len(failed) > MAX_TESTS_SHOWN:
-                text += f"\n  ... and {len(failed) - MAX_TESTS_SHOWN} more failed tests: see the JSON report"
-            if lab.command and not failed:
-                text += f"\n  reproduce: {lab.command}"
-            if lab.traceback:
-                text += "\n  (the traceback is in the JSON report)"
-            blocks.append(text)
-        elif lab.bench is not None and lab.performance.reason:
-            blocks.append(f"{lab.lab}: no performance points: {lab.performance.reason}"
-                          f"\n  reproduce: {lab.reproduce.get('bench', '')}")
-        if lab.rules:
-            lines = "\n".join(f"    {rule['message']}" for rule in lab.rules[:MAX_RULES_SHOWN])
-            if len(lab.rules) > MAX_RULES_SHOWN:
-                lines += f"\n    ... and {len(lab.rules) - MAX_RULES_SHOWN} more: see the JSON report"
-            blocks.append(f"{lab.lab}: rules broken, -{lab.rule_deduction:g} points:\n{lines}")
-        if lab.sanitizer is not None and lab.sanitizer.findings:
-            lines = "\n".join(f"    {finding.message}" for finding in lab.sanitizer.findings)
-            blocks.append(f"{lab.lab}: compute-sanitizer found errors, -{lab.sanitizer.deduction:g} points:\n{lines}"
-                          f"\n  reproduce: {lab.reproduce.get('sanitizer', '')}")
-    # Notes, each once with the labs it concerns (a missing compute-sanitizer concerns all).
-    notes: dict[str, list[str]] = {}
-    for lab in run.labs:
-        for note in lab.notes:
-            notes.setdefault(note, []).append(lab.lab)
-    for note, labs in notes.items():
-        blocks.append(f"{', '.join(labs)}: note: {note}")
-    blocks += run.notes  # about the whole run, e.g. a submission's ignored changes
-    return "\n\n".join(blocks)
-
+# --- the JSON report ------------------------------------------------------------------------
 
 def to_json(run: GradingRun) -> dict[str, Any]:
     """The machine-readable report (schema labkit-report, version 1; later fields are
@@ -145,13 +102,17 @@ def write_json(run: GradingRun, path: Path) -> None:
     """Write the JSON report atomically, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(to_json(run), indent=2, default=str) + "\n")
+    tmp.write_text(_dumps(to_json(run), indent=2) + "\n")
     os.replace(tmp, path)
 
 
 def grand_total(run: GradingRun) -> tuple[float, float]:
     """Points and maximum over all graded labs."""
     return (round(sum(lab.total for lab in run.labs), 2), round(sum(lab.max for lab in run.labs), 2))
+
+
+def _dumps(data: dict[str, Any], indent: int | None = None) -> str:
+    return json.dumps(data, indent=indent, default=str)
 
 
 def _lab_json(lab: LabResult) -> dict[str, Any]:
@@ -182,19 +143,347 @@ def _lab_json(lab: LabResult) -> dict[str, Any]:
     }
 
 
-def _note(lab: LabResult) -> str:
+# --- the model: what every rendering reads ----------------------------------------------------
+
+@dataclass
+class Test:
+    """One test of a lab, as the report lists it."""
+
+    name: str
+    status: str  # status.TEST_PASSED | TEST_FAILED | TEST_SKIPPED
+    weight: float
+    message: str = ""
+    reproduce: str = ""
+    time_s: float | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status == status.TEST_FAILED
+
+
+class SanitizerFinding(NamedTuple):
+    """The first error one compute-sanitizer tool reported."""
+
+    message: str
+    file: str | None
+    line: int | None
+
+
+@dataclass
+class Workload:
+    """One graded workload of the bench: the student's figures and the reference's
+    (None where the bench gave no number)."""
+
+    name: str
+    unit: str
+    ratio: float | None  # median of t_student / t_reference
+    student_ms: float | None
+    reference_ms: float | None
+    throughput: float | None
+    pct_peak: float | None
+    speedup_vs_cpu: float | None
+
+
+@dataclass
+class Lab:
+    """One graded lab."""
+
+    name: str
+    status: ResultCode
+    message: str = ""
+    total: float = 0.0
+    max: float = 0.0
+    correctness: float = 0.0
+    correctness_max: float = 0.0
+    performance: float = 0.0
+    performance_max: float = 0.0
+    ratio: float | None = None  # t_student / t_reference
+    performance_reason: str = ""
+    deduction: float = 0.0  # in all: rules and compute-sanitizer
+    rule_deduction: float = 0.0
+    rules: list[str] = field(default_factory=list)  # the messages of the rule findings
+    sanitizer_deduction: float = 0.0
+    sanitizer: list[SanitizerFinding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # as the grader wrote them
+    tests: list[Test] = field(default_factory=list)
+    reproduce: dict[str, str] = field(default_factory=dict)  # stage (build, test, bench, sanitizer, failure) -> command
+    output: str = ""  # output tail of the stage that failed
+    traceback: str = ""  # the grader's own failure (ERROR)
+    bench: dict[str, Any] | None = None  # the bench's JSON as it wrote it
+    workloads: list[Workload] = field(default_factory=list)  # its graded workloads
+
+    @property
+    def student_file(self) -> str:
+        return f"labs/{self.name}/{self.name}.cu"
+
+    @property
+    def failure(self) -> str:
+        """The command that reproduces the lab's status ('' when it has none)."""
+        return self.reproduce.get("failure", "")
+
+    @property
+    def failure_command(self) -> str:
+        """The most specific command to start from: the failure's, else the build's or the tests'."""
+        return self.failure or self.reproduce.get("build") or self.reproduce.get("test") or ""
+
+    @property
+    def failed_tests(self) -> list[Test]:
+        return [test for test in self.tests if test.failed]
+
+    @property
+    def rules_cost(self) -> bool:
+        """Whether the rule findings cost points. A finding costs a share of the points the
+        lab earned otherwise: in a lab that earned none (an untouched skeleton) it costs
+        nothing, and is then a rule not met rather than a rule broken."""
+        return bool(self.rules) and self.rule_deduction > 0
+
+    @property
+    def rules_verdict(self) -> str:
+        """The rule findings in a few words: 'rules broken, -75 points', or 'rules not
+        met (...)' with why they cost nothing ('' when there are none)."""
+        if not self.rules:
+            return ""
+        if self.rules_cost:
+            return f"rules broken, -{self.rule_deduction:g} points"
+        if self.correctness + self.performance <= 0:
+            why = "no points lost now: the lab has earned none yet; they will cost points once it does"
+        else:
+            why = "no points lost: this course's rule_penalty is 0"
+        return f"rules not met ({why})"
+
+    @property
+    def rule_title(self) -> str:
+        """One rule finding, named: 'rule broken' or 'rule not met'."""
+        return "rule broken" if self.rules_cost else "rule not met"
+
+
+@dataclass
+class Report:
+    """A grading report, read (`read`) from its JSON."""
+
+    labs: list[Lab]
+    total: float
+    max: float
+    seed: Any = None
+    grader_version: str = ""
+    root: str = ""
+    impl: str = "student"
+    started: str = ""
+    finished: str = ""
+    interrupted: bool = False
+    schema: str = ""
+    # The run's notes and what was missing or odd in the report ("note: " prefixes
+    # dropped), in the order a reader should see them.
+    notes: list[str] = field(default_factory=list)
+    run_notes: list[str] = field(default_factory=list)  # the run's notes as the grader wrote them
+    has_labs: bool = False  # the document held a list of labs: a report, however incomplete
+
+    def lab(self, name: str) -> Lab | None:
+        return next((lab for lab in self.labs if lab.name == name), None)
+
+
+def read(data: Any) -> Report:
+    """The model of the JSON report `data`; missing or odd fields get defaults and a note."""
+    notes: list[str] = []
+    if data is None:  # no report at all: the caller says why
+        return Report([], 0.0, 0.0)
+    if not isinstance(data, dict):
+        return Report([], 0.0, 0.0, notes=["the report is not a JSON object: nothing was graded"])
+    if data.get("schema") != REPORT_SCHEMA:
+        notes.append(f"unexpected report schema {data.get('schema')!r} (expected {REPORT_SCHEMA!r})")
+    elif data.get("version") != REPORT_VERSION:
+        notes.append(f"report version {data.get('version')!r}: this grader reads version {REPORT_VERSION}; "
+                     "some fields may be missing")
+    run_notes = [_str(note) for note in _list(data.get("notes")) if note]
+    notes += [note.removeprefix("note: ") for note in run_notes]
+    raw_labs = data.get("labs")
+    has_labs = isinstance(raw_labs, list)
+    if not has_labs:
+        notes.append("the report has no list of labs")
+        raw_labs = []
+    labs = [_read_lab(raw, notes) for raw in raw_labs if isinstance(raw, dict)]
+    total = _num(data.get("total"), round(sum(lab.total for lab in labs), 2))
+    top = _num(data.get("max"), round(sum(lab.max for lab in labs), 2))
+    interrupted = bool(data.get("interrupted"))
+    if interrupted:
+        notes.append("the grading run was interrupted: labs not listed were not graded")
+    return Report(labs, total, top, seed=data.get("seed"), grader_version=_str(data.get("grader_version")),
+                  root=_str(data.get("root")), impl=_str(data.get("impl")) or "student",
+                  started=_str(data.get("started")), finished=_str(data.get("finished")),
+                  interrupted=interrupted, schema=_str(data.get("schema")), notes=notes, run_notes=run_notes,
+                  has_labs=has_labs)
+
+
+def from_run(run: GradingRun) -> Report:
+    """The run as every reader of its report sees it: through the JSON the grader writes."""
+    return read(json.loads(_dumps(to_json(run))))
+
+
+def _read_lab(raw: dict[str, Any], notes: list[str]) -> Lab:
+    name = _str(raw.get("lab")) or "?"
+    code = _str(raw.get("status")) or status.ERROR.name
+    if "status" not in raw:
+        notes.append(f"{name}: the report gives no status")
+    corr = _dict(raw.get("correctness"))
+    perf = _dict(raw.get("performance"))
+    tests = []
+    for row in _list(corr.get("tests")):
+        if not isinstance(row, dict):
+            continue
+        time_s = row.get("time_s", row.get("time"))
+        tests.append(Test(name=_str(row.get("name")) or "?", status=_str(row.get("status")) or status.TEST_FAILED,
+                          weight=_num(row.get("weight"), 1.0), message=_str(row.get("message")),
+                          reproduce=_str(row.get("reproduce")),
+                          time_s=time_s if isinstance(time_s, (int, float)) else None))
+    bench = raw.get("bench") if isinstance(raw.get("bench"), dict) else None
+    lab = Lab(name=name, status=status.lookup(code), message=_str(raw.get("message")),
+              correctness=_num(corr.get("points"), 0.0), correctness_max=_num(corr.get("max"), 0.0),
+              performance=_num(perf.get("points"), 0.0), performance_max=_num(perf.get("max"), 0.0),
+              ratio=perf.get("ratio") if isinstance(perf.get("ratio"), (int, float)) else None,
+              performance_reason=_str(perf.get("reason")), deduction=_num(raw.get("deduction"), 0.0),
+              rules=[_str(r.get("message")) if isinstance(r, dict) else _str(r) for r in _list(raw.get("rules"))],
+              tests=tests, reproduce={k: _str(v) for k, v in _dict(raw.get("reproduce")).items()},
+              output=_str(raw.get("output")), traceback=_str(raw.get("traceback")), bench=bench,
+              workloads=_read_workloads(bench))
+    sanitizer = _dict(raw.get("sanitizer"))
+    lab.sanitizer_deduction = _num(sanitizer.get("deduction"), 0.0)
+    for finding in _list(sanitizer.get("findings")):
+        finding = _dict(finding)
+        line = finding.get("line")
+        lab.sanitizer.append(SanitizerFinding(
+            _str(finding.get("message")) or _str(finding.get("kind")) or "compute-sanitizer error",
+            _str(finding.get("file")) or None, line if isinstance(line, int) else None))
+    lab.rule_deduction = _num(raw.get("rule_deduction"), round(lab.deduction - lab.sanitizer_deduction, 2))
+    lab.notes = [_str(note) for note in _list(raw.get("notes")) if note]
+    lab.total = _num(raw.get("total"), round(lab.correctness + lab.performance - lab.deduction, 2))
+    lab.max = _num(raw.get("max"), lab.correctness_max + lab.performance_max)
+    return lab
+
+
+def _read_workloads(bench: dict[str, Any] | None) -> list[Workload]:
+    rows = []
+    for workload in _list(_dict(bench).get("workloads")):
+        if not isinstance(workload, dict) or not workload.get("graded"):
+            continue
+        results = {r.get("role"): r for r in _list(workload.get("results")) if isinstance(r, dict)}
+        you, ref = results.get("student", {}), results.get("reference", {})
+        rows.append(Workload(name=_str(workload.get("name")), unit=_str(workload.get("unit")),
+                             ratio=_figure(_dict(workload.get("pair")).get("ratio_median")),
+                             student_ms=_figure(you.get("median_ms")), reference_ms=_figure(ref.get("median_ms")),
+                             throughput=_figure(you.get("throughput")), pct_peak=_figure(you.get("pct_peak")),
+                             speedup_vs_cpu=_figure(you.get("speedup_vs_cpu"))))
+    return rows
+
+
+def _num(value: Any, default: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return default
+    return value
+
+
+def _figure(value: Any) -> float | None:
+    """A measured number as the bench wrote it, or None for anything that is not a number."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+# --- the console ------------------------------------------------------------------------------
+
+def console_table(run: GradingRun) -> str:
+    """The score table of a run: one row per lab and a total."""
+    return table(from_run(run))
+
+
+def failure_details(run: GradingRun) -> str:
+    """Every failure of a run with its message and the command that reproduces it ('' if none)."""
+    return details(from_run(run))
+
+
+def table(report: Report) -> str:
+    """The score table: one row per lab and a total."""
+    head = f"{'lab':<15} {'status':<12} {'correctness':>12} {'performance':>12} {'total':>11}  note"
+    rows = [head, "-" * len(head)]
+    for lab in report.labs:
+        rows.append(f"{lab.name:<15} {lab.status.name:<12} "
+                    f"{_points(lab.correctness, lab.correctness_max):>12} "
+                    f"{_points(lab.performance, lab.performance_max):>12} "
+                    f"{_points(lab.total, lab.max):>11}  {_note(lab)}")
+    rows.append("-" * len(head))
+    rows.append(f"{'total':<15} {'':<12} {'':>12} {'':>12} {_points(report.total, report.max):>11}"
+                + ("  (interrupted: not every lab was graded)" if report.interrupted else ""))
+    return "\n".join(rows)
+
+
+def details(report: Report) -> str:
+    """Every failure with its message and the command that reproduces it ('' if none)."""
+    blocks = []
+    seen: dict[tuple[str, str], str] = {}  # (message, command) -> first lab that had it
+    for lab in report.labs:
+        first = seen.setdefault((lab.message, lab.failure), lab.name)
+        if lab.status.is_failure and first != lab.name and lab.failure:
+            # One CMake configure failure fails every lab: say it once.
+            blocks.append(f"{lab.name}: {lab.status.name}: the same failure as {first}")
+        elif lab.status.is_failure:
+            text = f"{lab.name}: {lab.status.name}: {_indent(lab.message, 4).lstrip()}"
+            # After a crash or a hang every test without a result is "failed": the message
+            # and the command of the test that was running say more.
+            failed = [] if lab.status in status.ENDED_EARLY else lab.failed_tests
+            for test in failed[:MAX_TESTS_SHOWN]:
+                message = "\n".join(test.message.splitlines()[:MAX_MESSAGE_LINES])
+                text += f"\n  {test.name}\n{_indent(message, 4)}\n    reproduce: {test.reproduce}"
+            if len(failed) > MAX_TESTS_SHOWN:
+                text += f"\n  ... and {len(failed) - MAX_TESTS_SHOWN} more failed tests: see the JSON report"
+            if lab.failure and not failed:
+                text += f"\n  reproduce: {lab.failure}"
+            if lab.traceback:
+                text += "\n  (the traceback is in the JSON report)"
+            blocks.append(text)
+        elif lab.bench is not None and lab.performance_reason:
+            blocks.append(f"{lab.name}: no performance points: {lab.performance_reason}"
+                          f"\n  reproduce: {lab.reproduce.get('bench', '')}")
+        if lab.rules:
+            lines = "\n".join(f"    {rule}" for rule in lab.rules[:MAX_RULES_SHOWN])
+            if len(lab.rules) > MAX_RULES_SHOWN:
+                lines += f"\n    ... and {len(lab.rules) - MAX_RULES_SHOWN} more: see the JSON report"
+            blocks.append(f"{lab.name}: {lab.rules_verdict}:\n{lines}")
+        if lab.sanitizer:
+            lines = "\n".join(f"    {finding.message}" for finding in lab.sanitizer)
+            blocks.append(f"{lab.name}: compute-sanitizer found errors, -{lab.sanitizer_deduction:g} points:\n{lines}"
+                          f"\n  reproduce: {lab.reproduce.get('sanitizer', '')}")
+    # Notes, each once with the labs it concerns (a missing compute-sanitizer concerns all).
+    notes: dict[str, list[str]] = {}
+    for lab in report.labs:
+        for note in lab.notes:
+            notes.setdefault(note, []).append(lab.name)
+    for note, labs in notes.items():
+        blocks.append(f"{', '.join(labs)}: note: {note}")
+    blocks += report.run_notes  # about the whole run, e.g. a submission's ignored changes
+    return "\n\n".join(blocks)
+
+
+def _note(lab: Lab) -> str:
     """A short note for the table: the failure, or how the speed was graded."""
-    perf = lab.performance
     if lab.status.is_failure:
         text = lab.message
     elif lab.rules:
-        text = f"rule broken: {lab.rules[0]['message']}"
-    elif lab.sanitizer is not None and lab.sanitizer.findings:
-        text = lab.sanitizer.findings[0].message
-    elif perf.reason:
-        text = perf.reason
-    elif perf.ratio is not None:
-        text = f"{perf.ratio:.2f}x the reference time"
+        text = f"{lab.rule_title}: {lab.rules[0]}"
+    elif lab.sanitizer:
+        text = lab.sanitizer[0].message
+    elif lab.performance_reason:
+        text = lab.performance_reason
+    elif lab.ratio is not None:
+        text = f"{lab.ratio:.2f}x the reference time"
     else:
         text = ""
     lines = text.strip().splitlines() or [""]

@@ -20,9 +20,13 @@ command -v nvcc >/dev/null 2>&1 || export PATH=/usr/local/cuda/bin:$PATH
 
 rm -rf "$out"
 mkdir -p "$out/submissions"
-python3 -m grader export --out "$out/template" --labs "${labs[@]}" --no-check
+# The export writes outside the kit only; --include-untracked: the template is this
+# working tree as it is, files not yet committed included.
+template=$(mktemp -d "${TMPDIR:-/tmp}/labkit-demo-template.XXXXXX")
+trap 'rm -rf "$template"' EXIT
+python3 -m grader export --out "$template/template" --labs "${labs[@]}" --no-check --include-untracked
 for who in solutions skeletons broken; do
-  cp -r "$out/template" "$out/submissions/$who"
+  cp -r "$template/template" "$out/submissions/$who"
 done
 for lab in "${labs[@]}"; do
   cp "solutions/$lab/$lab.cu" "$out/submissions/solutions/labs/$lab/$lab.cu"

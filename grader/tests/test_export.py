@@ -1,23 +1,38 @@
-"""Tests of `python3 -m grader export` (grader/export.py): the copy on a tiny fake kit, the
-Classroom workflow, and the check's verdict on recorded ctest output (the real build is
+"""Tests of `python3 -m grader export` (grader/instructor/export.py): the copy on a tiny fake
+kit and on a throwaway git clone of the kit (nothing of the instructor's leaks), the
+Classroom workflow (both grading modes, run), the kit's CI, the check's verdict on
+recorded ctest output and its progress while a (fake) build runs (the real build is
 run by hand or in CI: `python3 -m grader export --out DIR`)."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
+import shutil
+import subprocess
 import tempfile
+import textwrap
+import time
 import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import export
 from grader.config import COURSE_LABS
+from grader.instructor import export, progress
 from grader.tests.helpers import write_script
 
 KIT = export.KIT_ROOT
+
+
+def git_reads_kit() -> bool:
+    """Whether the kit is a git checkout that git will list (not, e.g., one owned by
+    another user without safe.directory)."""
+    if not shutil.which("git") or not (KIT / ".git").exists():
+        return False
+    return subprocess.run(["git", "-C", str(KIT), "rev-parse", "HEAD"], capture_output=True, timeout=60).returncode == 0
 
 # ctest output on a machine without a GPU, and on one with a GPU (skeletons fail).
 CTEST_NO_GPU = """\
@@ -53,8 +68,9 @@ def fake_kit(root: Path) -> Path:
         "handouts/vectorAdd.md": "", "handouts/scan.md": "", "handouts/instructors.md": "runners\n",
         "solutions/vectorAdd/vectorAdd.cu": "// answer\n", "grader.toml": "[grader]\n",
         ".github/workflows/ci.yml": "name: ci\n", ".ci/run": "#!/bin/sh\n", ".ci/gpu-check": "#!/bin/sh\n",
-        "grader/__init__.py": "", "grader/cli.py": "", "grader/formats.py": "", "grader/export.py": "",
-        "grader/batch.py": "", "grader/package.py": "", "grader/tests/test_x.py": "",
+        "grader/__init__.py": "", "grader/cli.py": "", "grader/formats.py": "", "grader/instructor/__init__.py": "",
+        "grader/instructor/export.py": "", "grader/instructor/batch.py": "", "grader/instructor/package.py": "",
+        "grader/tests/test_x.py": "",
         "grader/templates/classroom.yml": (KIT / export.TEMPLATE).read_text(),
         "build/dev/CMakeCache.txt": "", "grader/__pycache__/cli.cpython-311.pyc": "",
     }
@@ -140,21 +156,37 @@ class CopyTest(ExportTestCase):
         code, _, err = self.main("--bogus")
         self.assertEqual(code, 2)
 
-    # An --out inside the kit is not copied into itself.
+    # An --out inside the kit is refused (the next export would nest this one), with one line.
     def test_out_inside_kit(self):
-        self.out = self.root / "export"
-        self.assertEqual(self.main("--no-check")[0], 0)
-        self.assertEqual(self.main("--no-check", "--force")[0], 0)
-        self.assertFalse(any(p.startswith("export/") for p in self.files()))
+        for inside in (self.root / "export", self.root / "build" / "template"):
+            self.out = inside
+            code, out, err = self.main("--no-check")
+            self.assertEqual(code, 2)
+            self.assertEqual(out, "")
+            self.assertEqual(err.count("\n"), 1, err)
+            self.assertIn(f"is inside the kit {self.root}: write the template outside it", err)
+            self.assertFalse(inside.exists())
 
-    # In a git checkout, git decides what belongs to the kit (the real kit, read only).
+    # A checkout git cannot list (a broken .git here): the export stops rather than copy whatever lies there.
+    def test_unlistable_checkout(self):
+        (self.root / ".git").write_text("gitdir: /nowhere\n")
+        code, out, err = self.main("--no-check")
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("is a git checkout, but `git ls-files` fails there", err)
+        self.assertEqual(err.count("\n"), 1)
+        self.assertFalse(self.out.exists())
+
+    # In a git checkout, git decides what belongs to the kit: what it tracks (the real kit, read only).
+    @unittest.skipUnless(git_reads_kit(), "the kit is not a git checkout that git can read")
     def test_real_kit_files(self):
         files = export.kit_files(KIT)
-        self.assertIn("grader/export.py", files)
+        self.assertIn("grader/cli.py", files)
         self.assertIn("labs/vectorAdd/vectorAdd.cu", files)
         self.assertFalse(any(name.startswith("build/") or "__pycache__" in name for name in files))
-        kept, left_out = export.student_files(files, list(COURSE_LABS))
-        self.assertFalse(any(name.startswith(("solutions/", ".github/", ".ci/", "grader/tests/")) for name in kept))
+        self.assertFalse(set(files) & set(export.untracked_files(KIT)))
+        kept, left_out = export.student_files(files + ["grader/instructor/export.py"], list(COURSE_LABS))
+        self.assertFalse(any(name.startswith(("solutions/", ".github/", ".ci/", "grader/tests/", "grader/instructor/"))
+                             for name in kept))
         self.assertNotIn("handouts/instructors.md", kept)
         self.assertIn("grader/formats.py", kept)  # the Classroom workflow runs `grader report`
 
@@ -196,6 +228,97 @@ class WorkflowTest(unittest.TestCase):
         self.assertIn("bash .ci/gpu-check tests", ci)
         self.assertIn("bash .ci/gpu-check grade", ci)
         self.assertFalse((KIT / ".github/workflows/classroom.yml").exists())  # it must not run in the kit
+
+    # The self-hosted GPU runner never runs a fork's pull request: pushes and pull requests
+    # from this repository only, and the job says why.
+    def test_gpu_job_skips_forks(self):
+        ci = (KIT / ".github/workflows/ci.yml").read_text()
+        job = ci[ci.index("\n  gpu:\n"):]
+        job = job[:job.index("    steps:")]
+        self.assertIn("    if: github.event_name != 'pull_request' || "
+                      "github.event.pull_request.head.repo.full_name == github.repository\n", job)
+        self.assertIn("fork", job)  # the comment
+        self.assertLess(job.index("    if:"), job.index("    runs-on: [self-hosted, gpu]"))
+        self.assertNotIn("pull_request_target", ci)
+
+
+def step_script(workflow: str, name: str) -> str:
+    """The `run: |` block of the step called `name`, as the runner's shell gets it."""
+    lines = workflow.splitlines()
+    start = lines.index(f"      - name: {name}")
+    run = next(i for i in range(start, len(lines)) if lines[i].strip() == "run: |")
+    body = []
+    for line in lines[run + 1:]:
+        if line.strip() and not line.startswith(" " * 10):
+            break
+        body.append(line)
+    return textwrap.dedent("\n".join(body)).strip() + "\n"
+
+
+# The Classroom workflow grades in the pristine kit the runner names (LABKIT_PRISTINE),
+# else the repository as it is, and the job summary says which. Its Grade step is run
+# with bash, as the runner runs it, with a python3 that records how it was called.
+@unittest.skipUnless(shutil.which("bash"), "needs bash")
+class ClassroomModesTest(unittest.TestCase):
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = Path(tmp.name)
+        self.workflow = export.render_workflow((KIT / export.TEMPLATE).read_text(), ["vectorAdd", "scan"])
+        self.workspace, self.pristine = self.tmp / "student-repo", self.tmp / "opt" / "labkit-pristine"
+        self.workspace.mkdir()
+        self.pristine.mkdir(parents=True)
+        write_script(self.tmp / "bin" / "python3", f"""
+            import json, os, sys
+            open({str(self.tmp / "calls")!r}, "a").write(json.dumps({{"cwd": os.getcwd(), "argv": sys.argv[1:]}}) + "\\n")
+            sys.exit(1)  # a lab not fully correct
+        """)
+
+    def grade(self, pristine: bool) -> tuple[dict, str, str, str]:
+        script = self.tmp / "grade.sh"
+        script.write_text(step_script(self.workflow, "Grade"))
+        summary, output = self.tmp / "summary.md", self.tmp / "output"
+        env = {"PATH": f"{self.tmp / 'bin'}{os.pathsep}{os.environ['PATH']}", "GITHUB_WORKSPACE": str(self.workspace),
+               "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output),
+               "LABKIT_REFERENCE_DIR": "/opt/labkit-reference", "HOME": str(self.tmp)}
+        if pristine:
+            env["LABKIT_PRISTINE"] = str(self.pristine)
+        result = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=self.workspace,
+                                env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        call = json.loads((self.tmp / "calls").read_text().splitlines()[-1])
+        return call, summary.read_text(), output.read_text(), result.stdout
+
+    def test_pristine_kit(self):
+        call, summary, output, stdout = self.grade(pristine=True)
+        ws = self.workspace
+        self.assertEqual(call["cwd"], str(self.pristine))  # the pristine kit's own grader
+        self.assertEqual(call["argv"], ["-m", "grader", "--submission", str(ws), "--pristine", str(self.pristine),
+                                        "--build-dir", f"{ws}/build/grader", "--json", f"{ws}/report.json"])
+        self.assertIn(f"**Graded with the course's pristine kit** (`{self.pristine}` on the runner): only your "
+                      "`labs/<lab>/<lab>.cu` files count", summary)
+        self.assertNotIn("Warning", summary)
+        self.assertEqual(output, "exit=1\n")
+        self.assertNotIn("::warning::", stdout)
+
+    def test_repository_as_it_is(self):
+        call, summary, output, stdout = self.grade(pristine=False)
+        self.assertEqual(call["cwd"], str(self.workspace))
+        self.assertEqual(call["argv"], ["-m", "grader", "--json", "report.json"])
+        self.assertIn("> **Warning:** graded from this repository as it is: its tests, CMake files and grader are "
+                      "the student's own", summary)
+        self.assertIn("::warning::LABKIT_PRISTINE is not set on this runner", stdout)
+        self.assertEqual(output, "exit=1\n")
+
+    # The generated workflow holds both branches, and the report is rendered by the
+    # pristine kit's grader when there is one.
+    def test_text(self):
+        text = self.workflow
+        self.assertIn('if [ -n "${LABKIT_PRISTINE:-}" ]; then', text)
+        self.assertIn('python3 -m grader --submission "$GITHUB_WORKSPACE" --pristine "$LABKIT_PRISTINE"', text)
+        self.assertIn("python3 -m grader --json report.json || status=$?", text)
+        self.assertIn('cd "${LABKIT_PRISTINE:-$GITHUB_WORKSPACE}" &&\n          python3 -m grader report '
+                      '"$GITHUB_WORKSPACE/report.json"', text)
 
 
 class ReadmeTest(unittest.TestCase):
@@ -309,6 +432,152 @@ class CheckTest(ExportTestCase):
         self.assertEqual(code, 1)
         self.assertIn("build failed", err)
         self.assertIn("labs/scan/scan.cu(3): error: expected a ;", err)
+
+
+
+# "Nothing leaks": the handout's own layout in a throwaway clone of the kit, with the
+# kit's .gitignore as it is on disk (the clone holds the committed one): grades, a roster,
+# a secret, a Slurm script, the reference package and the students' clones at the top,
+# an untracked note, ignored files, and a roster that git tracks by mistake.
+@unittest.skipUnless(git_reads_kit(), "needs git and a git checkout of the kit that git can read")
+class LeakTest(unittest.TestCase):
+    PLANTED = {
+        "grades/gradebook.csv": "student,total\nalice,87.5\n",
+        "grades/reports/alice.json": '{"total": 87.5}\n',
+        "roster.csv": "student,path\nalice,submissions/alice\n",
+        "grader-secret.txt": "s3cret\n",
+        "grade.sbatch": "#!/bin/bash\n",
+        "labkit-reference.tar.gz": "libraries\n",
+        "submissions/alice/labs/vectorAdd/vectorAdd.cu": "// alice's answer\n",
+        "build/dev/CMakeCache.txt": "# ignored by the kit's .gitignore\n",
+        "scratch/mine.txt": "ignored in .git/info/exclude\n",
+        "rosters/roster-2025.csv": "student,path\n",  # `git add -f`: tracked, still never exported
+        "notes.txt": "an untracked file at the top\n",
+    }
+
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = Path(tmp.name)
+        self.kit = self.tmp / "kit"
+        subprocess.run(["git", "clone", "-q", "--shared", str(KIT), str(self.kit)], check=True, timeout=120)
+        shutil.copyfile(KIT / ".gitignore", self.kit / ".gitignore")
+        (self.kit / ".git" / "info").mkdir(exist_ok=True)
+        with (self.kit / ".git" / "info" / "exclude").open("a") as exclude:
+            exclude.write("/scratch/\n")
+        for name, text in self.PLANTED.items():
+            (self.kit / name).parent.mkdir(parents=True, exist_ok=True)
+            (self.kit / name).write_text(text)
+        subprocess.run(["git", "-C", str(self.kit), "add", "-f", "rosters/roster-2025.csv"], check=True, timeout=60)
+        self.out = self.tmp / "template"
+
+    def export(self, *args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = export.main(["--root", str(self.kit), "--out", str(self.out), "--no-check", *args])
+        return code, out.getvalue(), err.getvalue()
+
+    def template(self) -> set[str]:
+        return {p.relative_to(self.out).as_posix() for p in self.out.rglob("*") if p.is_file() and ".git" not in p.parts}
+
+    def test_kit_gitignore_covers_the_handouts_files(self):
+        for name in ("grades/gradebook.csv", "grades/reports/alice.json", "roster.csv", "grader-secret.txt",
+                     "grade.sbatch", "labkit-reference.tar.gz", "submissions/alice/labs/vectorAdd/vectorAdd.cu"):
+            with self.subTest(name):
+                ignored = subprocess.run(["git", "-C", str(self.kit), "check-ignore", "-q", "--no-index", name],
+                                         timeout=60)
+                self.assertEqual(ignored.returncode, 0, f"{name} is not ignored by the kit's .gitignore")
+
+    def test_nothing_leaks(self):
+        code, out, err = self.export()
+        self.assertEqual(code, 0, out + err)
+        files = self.template()
+        self.assertIn("labs/vectorAdd/vectorAdd.cu", files)
+        self.assertIn(".github/workflows/classroom.yml", files)
+        self.assertFalse(files & set(self.PLANTED), files & set(self.PLANTED))
+        self.assertFalse([f for f in files if f.startswith(("grades/", "submissions/", "build/", "scratch/"))])
+        self.assertIn("left out: 1 file git does not track: notes.txt", out)
+        self.assertIn("commit the ones students need", out)
+        self.assertIn("left out: the instructor's files", out)  # the tracked roster
+
+    def test_include_untracked(self):
+        code, out, err = self.export("--include-untracked")
+        self.assertEqual(code, 0, out + err)
+        files = self.template()
+        self.assertIn("notes.txt", files)
+        self.assertEqual(files & set(self.PLANTED), {"notes.txt"})
+        self.assertNotIn("git does not track", out)
+
+    # The handout's template folder is beside the kit; one inside it is refused.
+    def test_out_inside_the_clone(self):
+        self.out = self.kit / "template"
+        code, out, err = self.export()
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("is inside the kit", err)
+        self.assertFalse(self.out.exists())
+
+
+# The check's build shows what it does while it runs: Ninja's [n/m], a line every few
+# seconds here (stdout is not a terminal). Fake cmake, ninja and ctest stand in.
+class ProgressTest(ExportTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        tools = self.tmp / "tools"
+        write_script(tools / "ninja", """
+            import sys
+            if "-t" in sys.argv and "commands" in sys.argv:
+                print("\\n".join(f"nvcc -c file{i}.cu" for i in range(4)))
+        """)
+        write_script(tools / "cmake", f"""
+            import os, sys, time
+            args = sys.argv[1:]
+            if args[0] == "--build":
+                for i in range(4):  # four commands, as Ninja records them when each ends
+                    time.sleep(0.4)
+                    with open(os.path.join(args[1], ".ninja_log"), "a") as log:
+                        log.write(("# ninja log v5\\n" if i == 0 else "") + f"0\\t1\\t0\\tfile{{i}}.o\\tabc\\n")
+                sys.exit(0)
+            build = args[args.index("-B") + 1]
+            open(os.path.join(build, "build.ninja"), "w").write("# fake\\n")
+            open(os.path.join(build, "CMakeCache.txt"), "w").write("CMAKE_MAKE_PROGRAM:FILEPATH={tools / 'ninja'}\\n")
+        """)
+        write_script(tools / "ctest", f"print({CTEST_NO_GPU!r})")
+        patcher = mock.patch.dict(os.environ, {"PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        (self.root / "grader" / "__main__.py").write_text("print('grader 0.1.0')\n")
+
+    def test_build_progress_lines(self):
+        with mock.patch.object(progress, "FIRST_S", 0.2), mock.patch.object(progress, "EVERY_S", 0.3):
+            code, out, err = self.main("--labs", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        seen = [int(m.group(1)) for m in re.finditer(r"^check: building: \[(\d)/4\] commands done \(\d+ s\)$", out,
+                                                     flags=re.M)]
+        self.assertGreaterEqual(len(seen), 3, out)
+        self.assertEqual(seen, sorted(seen))  # it moves forward
+        self.assertGreaterEqual(seen[-1], 2, out)
+        self.assertLess(out.index("check: building every lab"), out.index("check: building: ["))
+        self.assertLess(out.index("check: building: ["), out.index("check: running the tests"))
+
+    # On a terminal: one line, rewritten; without Ninja, the time so far; a short build: nothing.
+    def test_terminal_and_short_builds(self):
+        class Terminal(io.StringIO):
+            def isatty(self) -> bool:
+                return True
+
+        stream = Terminal()
+        with mock.patch.object(progress, "FIRST_S", 0.05), mock.patch.object(progress, "TTY_EVERY_S", 0.05):
+            with progress.BuildProgress(self.tmp, "building", stream=stream) as watch:
+                time.sleep(0.4)
+        text = stream.getvalue()
+        self.assertTrue(text.startswith("\rbuilding: still running (0 s)"), repr(text))
+        self.assertGreater(len(watch.lines), 1)
+        self.assertEqual(text.count("\n"), 1)
+        self.assertTrue(text.endswith("\n"))
+        quiet = Terminal()
+        with progress.BuildProgress(self.tmp, "building", stream=quiet):
+            pass
+        self.assertEqual(quiet.getvalue(), "")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from grader import formats
+from grader import config, formats, grade, report, score, status
+from grader.instructor import batch
 from grader.tests.helpers import FIXTURES
 
 REPORTS = FIXTURES / "reports"
@@ -478,6 +479,115 @@ class ReportCommandTest(unittest.TestCase):
         code, _, err = self.main(str(REPORTS / "pass.json"), "--junit", str(self.tmp / "a-file" / "j.xml"))
         self.assertEqual(code, 2)
         self.assertIn("cannot write", err)
+
+
+
+def untouched_sobel() -> dict:
+    """An untouched sobel skeleton: every test fails, 0 points, and the required
+    `__shared__` is not there, which costs nothing (75% of nothing)."""
+    report = load("partial")
+    lab = json.loads(json.dumps(report["labs"][1]))
+    lab.update(lab="sobel", status="PARTIAL", message="0 of 4 tests passed", total=0.0, deduction=0.0,
+               rule_deduction=0.0, rules=[{"kind": "required", "rule": "", "pattern": "__shared__",
+                                           "file": "labs/sobel/sobel.cu", "line": None,
+                                           "message": "labs/sobel/sobel.cu: this lab requires `__shared__` in your "
+                                                      "code, and it is not there"}])
+    lab["correctness"]["points"] = 0.0
+    for test in lab["correctness"]["tests"]:
+        if test["weight"]:
+            test["status"], test["message"] = "failed", test["message"] or "not implemented"
+    report["labs"] = [lab]
+    report["total"], report["max"] = 0.0, lab["max"]
+    return report
+
+
+def every_rendering(data: dict) -> dict[str, str]:
+    model = report.read(data)
+    return {"console": report.table(model) + "\n" + report.details(model), "markdown": formats.markdown(data),
+            "junit": formats.junit(data), "gradescope": json.dumps(formats.gradescope(data)),
+            "classroom": json.dumps(formats.classroom_results(data)), "annotations": "\n".join(formats.annotations(data))}
+
+
+class RuleWordingTest(unittest.TestCase):
+    # A rule finding that costs nothing is "not met", never "broken" (nor "-0 points").
+    def test_rule_that_costs_nothing(self):
+        texts = every_rendering(untouched_sobel())
+        for name, text in texts.items():
+            with self.subTest(name):
+                self.assertNotIn("broken", text.lower())
+                self.assertNotIn("-0 points", text)
+        self.assertIn("sobel: rules not met (no points lost now: the lab has earned none yet; they will cost points "
+                      "once it does):\n    labs/sobel/sobel.cu: this lab requires `__shared__`", texts["console"])
+        self.assertIn("Rules not met (no points lost now: the lab has earned none yet; they will cost points once it "
+                      "does):\n- labs/sobel/sobel.cu", texts["markdown"])
+        self.assertIn("title=sobel%3A rule not met::labs/sobel/sobel.cu", texts["annotations"])
+
+    # A course whose rule_penalty is 0: the finding is named, and costs nothing.
+    def test_rule_penalty_zero(self):
+        data = load("pass")
+        data["labs"][0]["rules"] = [{"message": "labs/vectorAdd/vectorAdd.cu:3: `cub::` is not allowed"}]
+        texts = every_rendering(data)
+        self.assertNotIn("broken", texts["console"] + texts["markdown"] + texts["annotations"])
+        self.assertIn("rule not met: labs/vectorAdd/vectorAdd.cu:3:", texts["console"])
+        self.assertIn("vectorAdd: rules not met (no points lost: this course's rule_penalty is 0):", texts["console"])
+
+    # A rule that costs points is still broken, with what it costs.
+    def test_rule_that_costs_points(self):
+        data = load("pass")
+        lab = data["labs"][0]
+        lab["rules"] = [{"message": "labs/vectorAdd/vectorAdd.cu:3: `cub::` is not allowed"}]
+        lab["deduction"] = lab["rule_deduction"] = 75.0
+        lab["total"] = 25.0
+        texts = every_rendering(data)
+        self.assertIn("vectorAdd: rules broken, -75 points:", texts["console"])
+        self.assertIn("rule broken: labs/vectorAdd/vectorAdd.cu:3", texts["console"])
+        self.assertIn("Rules broken (-75 points):", texts["markdown"])
+        self.assertIn("title=vectorAdd%3A rule broken::", texts["annotations"])
+
+    # The console of a real run says the same: GradingRun -> JSON -> model -> console.
+    def test_console_of_a_run(self):
+        cfg = config.load(None)
+        settings = cfg.lab("sobel")
+        lab = grade.LabResult("sobel", status.PARTIAL, score.Correctness(0.0, settings.correctness_points, False),
+                              score.Performance(0.0, settings.performance_points, reason=score.NOT_FULL),
+                              message="0 of 4 tests passed",
+                              rules=[{"message": "labs/sobel/sobel.cu: this lab requires `__shared__`"}])
+        run = grade.GradingRun(grade.Options(root=Path("/kit"), build_dir=Path("/kit/build"), impl="student", seed=1,
+                                             config=cfg), started="s", labs=[lab])
+        text = report.console_table(run) + report.failure_details(run)
+        self.assertNotIn("broken", text)
+        self.assertIn("sobel: rules not met (no points lost now", text)
+
+
+class OneModelTest(unittest.TestCase):
+    # The console renders a recorded report as the grader printed it for its run.
+    def test_console_from_fixtures(self):
+        model = report.read(load("partial"))
+        table = report.table(model)
+        self.assertIn("reduction       PARTIAL          35.00/70      0.00/30   35.00/100  2 of 5 tests failed", table)
+        self.assertIn("total                                                   135.00/200", table)
+        details = report.details(model)
+        self.assertIn("reduction: PARTIAL: 2 of 5 tests failed; GPU fault (illegal memory access) in "
+                      "ReductionGpu.MaxNegative", details)
+        self.assertIn("\n  ReductionGpu.SumLarge\n    labs/reduction/reduction_test.cu:57\n", details)
+        self.assertIn("reproduce: /tmp/grading/build/bin/reduction_test --seed=77 --gtest_filter=ReductionGpu.SumLarge",
+                      details)
+        for name in SCENARIOS:
+            model = report.read(load(name))
+            self.assertEqual(len(report.table(model).splitlines()), len(model.labs) + 4)
+
+    # Status names come from status.py: no renderer spells one.
+    def test_no_status_literals(self):
+        names = "|".join(code.name for code in status.ALL)
+        for module in (formats, report, batch):
+            with self.subTest(module.__name__):
+                source = Path(module.__file__).read_text()
+                self.assertEqual(re.findall(rf"[\"']({names})[\"']", source), [])
+
+    def test_unknown_status(self):
+        model = report.read({"schema": "labkit-report", "version": 1, "labs": [{"lab": "scan", "status": "FLAKY"}]})
+        self.assertEqual((model.labs[0].status.name, model.labs[0].status.is_failure), ("FLAKY", True))
+        self.assertIn("| scan | ❌ FLAKY |", formats.markdown({"labs": [{"lab": "scan", "status": "FLAKY"}]}))
 
 
 if __name__ == "__main__":

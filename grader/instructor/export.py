@@ -6,10 +6,15 @@ will use it: configured without solutions, built, and its tests run. The CPU tes
 must pass; the skeletons' GPU tests fail by design on a GPU machine (they are skipped
 on a machine without one), and nothing else may fail.
 
-Left out of the template (INSTRUCTOR_ONLY): solutions/, the course's grader.toml, the
-kit's own CI (.github/, .ci/), the instructors' handout, the grader's own test suite
-and the instructor commands (export, package, batch; `python3 -m grader export` in a
-student repository says that it is not part of that copy).
+Nothing leaks: in a git checkout only the files git tracks are copied (a file you have
+not committed is listed and left out; --include-untracked copies those too, never an
+ignored one). Left out as well (INSTRUCTOR_ONLY): solutions/, the course's grader.toml,
+the kit's own CI (.github/, .ci/), the instructors' handout, the grader's own test
+suite and the instructor commands (grader/instructor/: export, package, batch;
+`python3 -m grader export` in a student repository says that it is not part of that
+copy); and, tracked or not, what an instructor keeps at the kit's top while running a
+course (PRIVATE: grades, rosters, secrets, submissions, the reference package), which
+the kit's .gitignore also ignores. The template is written outside the kit, never in it.
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ import fnmatch
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -28,9 +32,10 @@ from pathlib import Path
 
 from grader import build, commandline, proc
 from grader.config import COURSE_LABS
+from grader.instructor.progress import BuildProgress
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
-KIT_ROOT = Path(__file__).resolve().parent.parent
+KIT_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = Path("grader/templates/classroom.yml")  # relative to the kit root
 WORKFLOW = Path(".github/workflows/classroom.yml")  # where it goes in the template
 # Files the export writes rather than copies: a student repository differs from the kit
@@ -46,10 +51,22 @@ INSTRUCTOR_ONLY = (
     "handouts/instructors.md",  # runner set-up, export, batch grading
     "grader/templates/",        # the source of the Classroom workflow
     "grader/tests/",            # the grader's own tests (they test the instructor commands too)
-    "grader/export.py",         # the instructor commands
-    "grader/package.py",
-    "grader/batch.py",
+    "grader/instructor/",       # the instructor commands: export, package, batch
 )
+# What an instructor keeps at the kit's top while running a course, with the names
+# handouts/instructors.md uses (the kit's .gitignore ignores the same): never exported,
+# even when git tracks it. Names without a / match a file's name in any folder; a
+# trailing / is a folder at the top.
+PRIVATE = (
+    "grades/",                  # batch --out grades/: gradebook.csv, reports/, logs/
+    "submissions/",             # the students' clones the roster names
+    "roster*.csv",              # roster.csv: student,path
+    "*secret*",                 # grader-secret.txt: --secret-file
+    "*.sbatch",                 # batch --slurm grade.sbatch
+    "labkit-reference*",        # package --out labkit-reference.tar.gz
+)
+PRIVATE_REASON = "the instructor's files: grades, rosters, secrets, submissions, the reference package"
+MAX_LISTED = 10  # untracked files named in the export's output
 # When the kit is not a git checkout: what never belongs in a copy.
 NEVER = ("build", "build-*", ".git", "__pycache__", "*.pyc", ".whl", ".venv")
 
@@ -58,22 +75,54 @@ TIMEOUTS = {"configure": 600, "build": 3 * 3600, "ctest": 3600, "grader": 60}
 
 # --- which files -----------------------------------------------------------------------
 
-def kit_files(root: Path) -> list[str]:
-    """The kit's files, relative to `root`: git's tracked and untracked-but-not-ignored
-    files in a checkout (so build outputs and ignored files stay out), else a walk."""
+def git_files(root: Path, *which: str) -> list[str] | None:
+    """`git ls-files <which>` in `root`: the files, relative to `root`, that exist; None
+    when `root` is not in a git checkout (or git is missing)."""
     try:
-        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                                capture_output=True, timeout=60, check=True).stdout
-        files = sorted({name for name in listed.decode(errors="surrogateescape").split("\0") if name})
-        return [name for name in files if (root / name).is_file() or (root / name).is_symlink()]
-    except (OSError, subprocess.SubprocessError):
-        pass
+        result = proc.run(["git", "-C", str(root), "ls-files", "-z", *which], timeout=60, cap=1 << 26)
+    except proc.LaunchError:
+        return None
+    if result.returncode != 0 or result.timed_out or result.stdout_cut:
+        return None
+    names = sorted({name for name in result.stdout.split("\0") if name})
+    return [name for name in names if (root / name).is_file() or (root / name).is_symlink()]
+
+
+def kit_files(root: Path) -> list[str]:
+    """The kit's files, relative to `root`: in a git checkout the files git tracks (so
+    build outputs, ignored and untracked files stay out), else a walk. ValueError for a
+    checkout git cannot list: a walk there would copy whatever lies in it."""
+    tracked = git_files(root, "--cached")
+    if tracked is not None:
+        return tracked
+    if (root / ".git").exists():
+        raise ValueError(f"{root} is a git checkout, but `git ls-files` fails there, and the export copies what git "
+                         f"tracks: run `git -C {root} status` to see why (a checkout owned by another user needs "
+                         f"`git config --global --add safe.directory {root}`)")
     files = []
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not _never(d))
         rel = Path(folder).relative_to(root)
         files += [(rel / name).as_posix() for name in sorted(names) if not _never(name)]
     return files
+
+
+def untracked_files(root: Path) -> list[str]:
+    """The files git neither tracks nor ignores ([] outside a git checkout): left out of the
+    template unless --include-untracked."""
+    return git_files(root, "--others", "--exclude-standard") or []
+
+
+def private(name: str) -> bool:
+    """Whether the kit path `name` is one of the instructor's own files (PRIVATE)."""
+    base = name.rsplit("/", 1)[-1]
+    for pattern in PRIVATE:
+        if pattern.endswith("/"):
+            if name.startswith(pattern):
+                return True
+        elif fnmatch.fnmatchcase(base, pattern):
+            return True
+    return False
 
 
 def _never(name: str) -> bool:
@@ -88,6 +137,8 @@ def student_files(files: list[str], labs: list[str]) -> tuple[list[str], dict[st
     for name in files:
         reason = next((rule for rule in INSTRUCTOR_ONLY if name == rule or (rule.endswith("/") and name.startswith(rule))),
                       None)
+        if reason is None and private(name):
+            reason = PRIVATE_REASON
         if reason is None:
             for lab in dropped_labs:
                 if name.startswith(f"labs/{lab}/") or name == f"handouts/{lab}.md":
@@ -172,13 +223,11 @@ def markdown_section(text: str, title: str) -> str:
 
 # --- writing -------------------------------------------------------------------------------
 
-def write_template(root: Path, out: Path, labs: list[str]) -> tuple[int, dict[str, int]]:
-    """Copy the student files of `root` to `out` and add the generated ones; returns the
-    number of files written and what was left out."""
-    files = kit_files(root)
-    if out.is_relative_to(root):  # an output folder inside the kit must not copy itself
-        inside = out.relative_to(root).as_posix() + "/"
-        files = [name for name in files if not name.startswith(inside)]
+def write_template(root: Path, out: Path, labs: list[str],
+                   files: list[str] | None = None) -> tuple[int, dict[str, int]]:
+    """Copy the student files among `files` (default: kit_files) of `root` to `out` and add
+    the generated ones; returns the number of files written and what was left out."""
+    files = sorted(set(kit_files(root) if files is None else files))
     keep, left_out = student_files(files, labs)
     for name in keep:
         target = out / name
@@ -198,6 +247,9 @@ def prepare_out(out: Path, root: Path, force: bool) -> None:
     repository updates it). Raises ValueError when that is not allowed."""
     if out == root or root.is_relative_to(out):
         raise ValueError(f"--out {out} holds the kit itself: choose a new folder")
+    if out.is_relative_to(root):  # the next export would copy this one into itself
+        raise ValueError(f"--out {out} is inside the kit {root}: write the template outside it, "
+                         f"e.g. --out {root.parent / 'cuda-labs-template'}")
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file: choose a folder")
     contents = [p for p in out.iterdir() if p.name != ".git"] if out.is_dir() else []
@@ -285,7 +337,8 @@ def check(out: Path, labs: list[str], cuda_arch: str | None, keep_build: bool, s
         for name, command, what in (("configure", configure, "configuring"),
                                     ("build", ["cmake", "--build", str(build_dir)], "building every lab (nvcc takes a while)")):
             say(f"check: {what}...")
-            result, failure = _run(name, command, out)
+            watch = BuildProgress(build_dir, "check: building") if name == "build" else None
+            result, failure = _run(name, command, out, watch)
             if failure:
                 return Verdict(False, [failure])
             if result.returncode != 0:
@@ -322,10 +375,16 @@ def check(out: Path, labs: list[str], cuda_arch: str | None, keep_build: bool, s
             shutil.rmtree(build_dir, ignore_errors=True)
 
 
-def _run(name: str, command: list[str], cwd: Path) -> tuple[proc.ProcResult | None, str]:
-    """The finished command, or None and why it did not finish."""
+def _run(name: str, command: list[str], cwd: Path,
+         watch: BuildProgress | None = None) -> tuple[proc.ProcResult | None, str]:
+    """The finished command, or None and why it did not finish; `watch` shows the
+    progress of a build while it runs."""
     try:
-        result = proc.run(command, timeout=TIMEOUTS[name], cwd=cwd)
+        if watch is None:
+            result = proc.run(command, timeout=TIMEOUTS[name], cwd=cwd)
+        else:
+            with watch:
+                result = proc.run(command, timeout=TIMEOUTS[name], cwd=cwd)
     except proc.LaunchError as exc:
         return None, f"{exc}: install CMake >= 3.25, Ninja and the CUDA toolkit"
     if result.timed_out:
@@ -356,6 +415,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--keep-build", action="store_true", help="keep the check's build folder")
     parser.add_argument("--force", action="store_true",
                         help="replace the contents of a non-empty --out (a .git folder in it is kept)")
+    parser.add_argument("--include-untracked", action="store_true",
+                        help="also copy the files git does not track (and does not ignore); by default only "
+                             "tracked files are copied and the others are listed")
     parser.add_argument("--root", type=Path, default=KIT_ROOT, metavar="DIR", help=argparse.SUPPRESS)
     return parser
 
@@ -371,15 +433,23 @@ def main(argv: list[str] | None = None) -> int:
         labs = _labs(args.labs, present)
         if not (root / TEMPLATE).is_file():
             raise ValueError(f"{TEMPLATE} not found in {root}: this copy of the kit cannot export")
+        files = kit_files(root)
         prepare_out(out, root, args.force)
     except ValueError as exc:
         print(f"grader export: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
-    written, left_out = write_template(root, out, labs)
+    untracked = untracked_files(root)
+    written, left_out = write_template(root, out, labs, files + (untracked if args.include_untracked else []))
     print(f"wrote the template to {out}: {written} files, labs {', '.join(labs)}")
     for reason, count in sorted(left_out.items()):
         print(f"  left out: {reason} ({count} file{'s' if count != 1 else ''})")
+    shown = student_files(untracked, labs)[0]  # the untracked files that would otherwise be in the template
+    if shown and not args.include_untracked:
+        listed = ", ".join(shown[:MAX_LISTED]) + (f" and {len(shown) - MAX_LISTED} more" if len(shown) > MAX_LISTED else "")
+        print(f"  left out: {len(shown)} file{'s' * (len(shown) != 1)} git does not track: {listed}")
+        print("    commit the ones students need and export again (or pass --include-untracked); "
+              "add the others to .gitignore")
     if not args.check:
         print("not checked (--no-check): build it with `python3 -m grader export ... --check`, or "
               "`cmake --workflow --preset student` in the template")

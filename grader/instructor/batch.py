@@ -2,14 +2,22 @@
 
 ROSTER is a CSV file whose header names the columns `student` and `path`; `path` is a
 local clone of the student's repository (relative paths are relative to the roster's
-folder). Each student is graded by a grader process of its own:
+folder).
 
-    python3 -m grader --submission PATH --pristine PRISTINE --build-dir DIR/work/STUDENT
-                      --json DIR/reports/STUDENT.json [lab ...]
+The class shares one build of the pristine kit (DIR/work/_kit: its judge programs,
+workers and references, built once); a submission costs only its own files' compiles.
+Those run on the cores the graders do not use, ahead of the GPU, while it grades the
+student before: for each student,
 
-so only the student-editable files come from the submission (the rest from the pristine
-kit) and the grader draws a hidden seed, recorded in the report. With several GPUs,
-one job runs per GPU (CUDA_VISIBLE_DEVICES names it), so timings never share a device.
+    python3 -m grader --submission PATH --pristine PRISTINE --build-dir DIR/work/_kit
+                      --student-dir DIR/work/STUDENT --build-only [lab ...]
+    python3 -m grader --submission PATH --pristine PRISTINE --build-dir DIR/work/_kit
+                      --student-dir DIR/work/STUDENT --prebuilt --json DIR/reports/STUDENT.json [lab ...]
+
+so only the student-editable files come from the submission and the grader draws a
+hidden seed, recorded in the report. With several GPUs, one grading job runs per GPU
+(CUDA_VISIBLE_DEVICES names it), so timings never share a device; a bench always runs
+alone on its GPU.
 
     DIR/gradebook.csv           student, total, max, points per lab, status, seed
     DIR/reports/STUDENT.json    the grader's report (python3 -m grader report turns it into Markdown ...)
@@ -44,9 +52,10 @@ from typing import Any
 
 from grader import commandline, proc
 from grader.config import COURSE_LABS
+from grader.report import REPORT_SCHEMA, Report, read
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-KIT_ROOT = Path(__file__).resolve().parent.parent
+KIT_ROOT = Path(__file__).resolve().parents[2]
 GRADER_ENV = "LABKIT_BATCH_GRADER"  # a command replacing `python3 -m grader` (tests, wrappers)
 DEFAULT_TIMEOUT_S = 3600
 GRACE_S = 30  # after SIGINT, the grader writes its partial report and ends its children
@@ -150,6 +159,11 @@ class Layout:
         return self.out / "work" / student
 
     @property
+    def kit_build(self) -> Path:
+        """The build of the pristine kit the class shares."""
+        return self.out / "work" / "_kit"
+
+    @property
     def gradebook(self) -> Path:
         return self.out / "gradebook.csv"
 
@@ -166,21 +180,32 @@ def read_json(path: Path) -> Any:
         return None
 
 
-def complete_report(path: Path, labs: list[str] | None) -> dict[str, Any] | None:
+def read_report(path: Path) -> Report | None:
+    """The grader's report at `path`, read into the model every rendering uses, or None when there is none: no file,
+    not JSON, or no list of labs in it."""
+    found = read(read_json(path))
+    return found if found.has_labs else None
+
+
+def complete_report(path: Path, labs: list[str] | None) -> Report | None:
     """The report at `path` if it is whole (not interrupted, every wanted lab graded), else None."""
-    data = read_json(path)
-    if not isinstance(data, dict) or data.get("schema") != "labkit-report" or data.get("interrupted"):
+    found = read_report(path)
+    if found is None or found.schema != REPORT_SCHEMA or found.interrupted:
         return None
-    graded = {lab.get("lab") for lab in data.get("labs") or [] if isinstance(lab, dict)}
-    if not graded or not data.get("finished") or (labs and not set(labs) <= graded):
+    graded = {lab.name for lab in found.labs}
+    if not graded or not found.finished or (labs and not set(labs) <= graded):
         return None
-    return data
+    return found
 
 
 def grade_one(entry: Entry, layout: Layout, *, pristine: Path, labs: list[str], timeout: float,
               gpu: str | None, build_jobs: int | None, keep_work: bool, stop: threading.Event,
-              grader_args: list[str] = ()) -> dict[str, Any]:
-    """Run the grader on one submission; returns (and saves) how the process ended."""
+              grader_args: list[str] = (), phase: str = "all", cores: set[int] | None = None) -> dict[str, Any]:
+    """Run the grader on one submission; returns (and saves) how the process ended.
+
+    `phase`: "all" (one process that builds and grades, in a build folder of the student's
+    own), "build" (compile the submission's files, in the class's shared build), or
+    "grade" (grade what "build" compiled). `cores` pins the process and its children."""
     status: dict[str, Any] = {"student": entry.student, "path": str(entry.path) if entry.path else None,
                               "gpu": gpu, "exit": None, "timed_out": False, "interrupted": False, "seconds": 0.0}
     if not entry.present:
@@ -188,11 +213,17 @@ def grade_one(entry: Entry, layout: Layout, *, pristine: Path, labs: list[str], 
         _save_status(layout, status)
         return status
     report = layout.report(entry.student)
-    report.unlink(missing_ok=True)  # a stale report must not pass for this run's
+    if phase != "build":
+        report.unlink(missing_ok=True)  # a stale report must not pass for this run's
     for folder in (report.parent, layout.log(entry.student).parent):
         folder.mkdir(parents=True, exist_ok=True)
-    command = [*grader_command(), "--submission", str(entry.path), "--pristine", str(pristine),
-               "--build-dir", str(layout.work(entry.student)), "--json", str(report), *grader_args, *labs]
+    command = [*grader_command(), "--submission", str(entry.path), "--pristine", str(pristine)]
+    if phase == "all":
+        command += ["--build-dir", str(layout.work(entry.student)), "--json", str(report)]
+    else:
+        command += ["--build-dir", str(layout.kit_build), "--student-dir", str(layout.work(entry.student))]
+        command += ["--build-only"] if phase == "build" else ["--prebuilt", "--json", str(report)]
+    command += [*grader_args, *labs]
     env = dict(os.environ)
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
@@ -200,12 +231,20 @@ def grade_one(entry: Entry, layout: Layout, *, pristine: Path, labs: list[str], 
         env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(build_jobs))
     status["command"] = proc.command_string(command, {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None)
     start = time.monotonic()
-    with layout.log(entry.student).open("w") as log:
+    with layout.log(entry.student).open("w" if phase != "grade" else "a") as log:
         log.write(f"$ {status['command']}\n")
         log.flush()
+
+        def pin() -> None:
+            if cores:
+                os.sched_setaffinity(0, cores)
+            if phase == "build":
+                os.nice(10)  # compiles yield to the graders where they share a core
+
         try:
             child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                     cwd=KIT_ROOT, env=env, start_new_session=True)
+                                     cwd=KIT_ROOT, env=env, start_new_session=True,
+                                     preexec_fn=pin if (cores or phase == "build") else None)
         except OSError as exc:
             log.write(f"cannot start the grader: {exc}\n")
             status["exit"], status["error"] = None, f"cannot start the grader ({exc.strerror or exc})"
@@ -221,6 +260,8 @@ def grade_one(entry: Entry, layout: Layout, *, pristine: Path, labs: list[str], 
                     status["exit"] = _stop(child)
                     break
     status["seconds"] = round(time.monotonic() - start, 1)
+    if phase == "build":
+        return status  # the grading phase saves the status
     if not keep_work and complete_report(report, labs or None):
         shutil.rmtree(layout.work(entry.student), ignore_errors=True)
     _save_status(layout, status)
@@ -260,33 +301,34 @@ def row_for(entry: Entry, layout: Layout, labs: list[str] | None) -> dict[str, A
         where = f"no folder {entry.path}" if entry.path else "no path in the roster"
         row.update(total=0, status=f"{MISSING} ({where})")
         return row
-    data = read_json(layout.report(entry.student))
-    status = read_json(layout.status(entry.student)) or {}
-    if isinstance(data, dict) and isinstance(data.get("labs"), list):
-        row.update(total=data.get("total", ""), max=data.get("max", ""), seed=data.get("seed", ""))
+    graded = read_report(layout.report(entry.student))
+    ended = read_json(layout.status(entry.student)) or {}
+    if graded is not None:
+        row.update(total=graded.total, max=graded.max, seed="" if graded.seed is None else graded.seed)
         failing = []
-        for lab in data["labs"]:
-            if isinstance(lab, dict):
-                row["labs"][lab.get("lab")] = lab.get("total", "")
-                if lab.get("status") != "PASS":
-                    failing.append(f"{lab.get('lab')} {lab.get('status')}")
+        for lab in graded.labs:
+            if lab.name == "?":  # a lab the report does not name has no column
+                continue
+            row["labs"][lab.name] = lab.total
+            if lab.status.is_failure:
+                failing.append(f"{lab.name} {lab.status.name}")
         missing = [lab for lab in labs or [] if lab not in row["labs"]]
         text = "; ".join(failing) if failing else "ok"
-        if data.get("interrupted") or missing:
-            why = (f"timed out after {status.get('seconds', '?')} s" if status.get("timed_out")
-                   else "interrupted" if data.get("interrupted") else "labs missing from the report")
+        if graded.interrupted or missing:
+            why = (f"timed out after {ended.get('seconds', '?')} s" if ended.get("timed_out")
+                   else "interrupted" if graded.interrupted else "labs missing from the report")
             text = f"incomplete ({why}; not graded: {', '.join(missing) or 'the rest'}); {text}"
         row["status"] = text
         return row
     log = layout.log(entry.student)
-    if not status:
+    if not ended:
         row["status"] = "not graded yet"
-    elif status.get("timed_out"):
-        row["status"] = f"timed out after {status.get('seconds')} s without a report (log: {log})"
-    elif status.get("interrupted"):
+    elif ended.get("timed_out"):
+        row["status"] = f"timed out after {ended.get('seconds')} s without a report (log: {log})"
+    elif ended.get("interrupted"):
         row["status"] = "interrupted before the report was written"
     else:
-        row["status"] = (f"grader failed ({status.get('error') or 'exit ' + str(status.get('exit'))}, no report): "
+        row["status"] = (f"grader failed ({ended.get('error') or 'exit ' + str(ended.get('exit'))}, no report): "
                          f"{_last_line(log)} (log: {log})")
     return row
 
@@ -468,13 +510,52 @@ def main(argv: list[str] | None = None) -> int:
     return run_batch(entries, layout, args, labs, pristine)
 
 
+def split_cores(jobs: int) -> tuple[set[int] | None, set[int] | None]:
+    """(cores of the graders, cores of the compiles ahead of them), or (None, None) on a
+    machine too small to split: the graders' host threads time their GPU's clock stamps
+    and fences, and a compile sharing their core could delay them."""
+    try:
+        available = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None, None
+    reserved = 3 * jobs  # a judge and its two workers per grading job
+    if len(available) < reserved + 4:
+        return None, None
+    return set(available[:reserved]), set(available[reserved:])
+
+
+def prepare_kit(layout: Layout, pristine: Path, labs: list[str], timeout: float, grader_args: list[str]) -> bool:
+    """Builds the pristine kit's part once for the class (judge programs, workers, references)."""
+    log = layout.out / "logs" / "_kit.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    command = [*grader_command(), "--root", str(pristine), "--build-dir", str(layout.kit_build), "--build-only",
+               "--student-dir", str(layout.out / "work" / "_pristine"),
+               *[a for a in grader_args if a.startswith("--cuda-arch")], *labs]
+    print("building the pristine kit's part once for the class (judge programs, workers, references)...",
+          flush=True)
+    with log.open("w") as out:
+        out.write(f"$ {proc.command_string(command)}\n")
+        out.flush()
+        try:
+            done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                  cwd=KIT_ROOT, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            print(f"  the kit's build took longer than {timeout:g} s: see {log}", flush=True)
+            return False
+    # Exit 1 means only that some skeleton did not build; the kit's part is what counts here.
+    ok = done.returncode in (0, 1) and (layout.kit_build / "CMakeCache.txt").is_file()
+    if not ok:
+        print(f"  the kit's build failed: see {log}", flush=True)
+    return ok
+
+
 def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, labs: list[str], pristine: Path) -> int:
     gpus = gpu_ids(args.gpus)
     jobs = args.jobs or max(1, len(gpus))
     slots: queue.Queue[str | None] = queue.Queue()
     for k in range(jobs):
         slots.put(gpus[k % len(gpus)] if gpus else None)
-    build_jobs = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
+    grade_cores, build_cores = split_cores(jobs)
     where = f"GPUs {','.join(gpus)}" if gpus else "no GPU found (the GPU tests will not run)"
     print(f"grading {len(entries)} students, {jobs} at a time, {where}; output in {layout.out}", flush=True)
 
@@ -487,14 +568,40 @@ def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, la
         else:
             todo.append(entry)
     stop = threading.Event()
+    wall0 = time.monotonic()
+    prepare_kit(layout, pristine, labs, args.timeout, args.grader_arg)
+
+    # The compiles run ahead of the graders, a few students at most, on their own cores.
+    built: dict[str, concurrent.futures.Future[dict[str, Any]]] = {}
+    ahead = threading.Semaphore(jobs + 1)
+    builder = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+
+    def build(entry: Entry) -> dict[str, Any]:
+        ahead.acquire()
+        if stop.is_set() or not entry.present:
+            return {"skipped": True}
+        return grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=None,
+                         build_jobs=None, keep_work=True, stop=stop, grader_args=args.grader_arg, phase="build",
+                         cores=build_cores)
+
+    for entry in todo:
+        built[entry.student] = builder.submit(build, entry)
+    busy = [0.0]
 
     def work(entry: Entry) -> dict[str, Any]:
+        try:
+            built[entry.student].result()  # its files are compiled (or failed to: the grading says so)
+        finally:
+            ahead.release()
         gpu = slots.get()
         try:
             if stop.is_set():
                 return {"student": entry.student, "skipped": True}
-            return grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=gpu,
-                             build_jobs=build_jobs, keep_work=args.keep_work, stop=stop, grader_args=args.grader_arg)
+            status = grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=gpu,
+                               build_jobs=None, keep_work=args.keep_work, stop=stop, grader_args=args.grader_arg,
+                               phase="grade", cores=grade_cores)
+            busy[0] += status.get("seconds", 0.0)
+            return status
         finally:
             slots.put(gpu)
 
@@ -519,6 +626,11 @@ def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, la
                     continue
                 done += 1
                 print(progress_line(done, count, futures[future], status, layout, labs), flush=True)
+    builder.shutdown(wait=True)
+    wall = time.monotonic() - wall0
+    if todo:
+        print(f"{len(todo)} students in {wall:.0f} s: {wall / len(todo):.1f} s per student; the graders were busy "
+              f"{100 * busy[0] / (wall * jobs):.0f}% of the time", flush=True)
     rows = write_gradebook(entries, layout, labs)
     code = _summary(rows, layout)
     return EXIT_INTERRUPTED if interrupted else code

@@ -38,14 +38,21 @@ class BenchRun:
 
 
 def run_bench(binary: Path, *, seed: int, timeout: float, json_path: Path,
-              reference: Path | None, variant: str, cwd: Path | None = None) -> BenchRun:
-    """Run `binary`; `reference` is the reference library to load, if one is known."""
+              reference: Path | None, variant: str, cwd: Path | None = None, impl: Path | None = None,
+              graded_only: bool = True) -> BenchRun:
+    """Run `binary` (a judge bench when `impl`, the library under test, is given); `reference`
+    is the reference library to load, if one is known. With `graded_only` the bench times what
+    the grade needs: the graded workloads' student and reference, the library and the roofline."""
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.unlink(missing_ok=True)  # a stale file must not pass for this run's
     options = [f"--seed={seed}"]
+    if impl is not None:
+        options.append(f"--impl={impl}")
     if reference is not None:
         options += ["--reference", str(reference)]
     options += ["--reference-variant", variant]
+    if graded_only:
+        options.append("--graded-only")
     command = proc.command_string([binary, *options])
     try:
         result = proc.run([binary, "--json", str(json_path), *options], timeout=timeout,
@@ -53,7 +60,34 @@ def run_bench(binary: Path, *, seed: int, timeout: float, json_path: Path,
     except proc.LaunchError as exc:
         return BenchRun(status.ERROR, f"{exc}: rebuild the lab, or check the file's permissions",
                         command=command)
-    return classify(result, _read_json(json_path), timeout=timeout, command=command)
+    run = classify(result, _read_json(json_path), timeout=timeout, command=command)
+    problem = measured_elsewhere(run.data, seed=seed, variant=variant, impl=impl) if run.status is None else ""
+    if problem:
+        return BenchRun(status.ERROR, f"the bench measured something else than asked ({problem}): the "
+                        "report is not used", run.data, command=command, output=run.output)
+    return run
+
+
+def measured_elsewhere(data: dict[str, Any] | None, *, seed: int, variant: str, impl: Path | None) -> str:
+    """Why a bench report is not the workload the grader fixed ('' when it is): its seed, its
+    reference variant and, for a judge bench, the library it tested must be the ones asked for."""
+    if not isinstance(data, dict):
+        return ""
+    if data.get("seed") != seed:
+        return f"seed {data.get('seed')!r} instead of {seed}"
+    reference = data.get("reference") if isinstance(data.get("reference"), dict) else {}
+    if reference.get("variant", variant) != variant:
+        return f"reference variant {reference.get('variant')!r} instead of {variant!r}"
+    options = data.get("options") if isinstance(data.get("options"), dict) else {}
+    if options.get("size", 0) not in (0, None):
+        return f"size {options.get('size')!r} instead of the lab's graded size"
+    if impl is not None:
+        judge = data.get("judge")
+        if not isinstance(judge, dict):
+            return "it was not timed by the judge"
+        if judge.get("impl") != str(impl):
+            return f"library {judge.get('impl')!r} instead of {str(impl)!r}"
+    return ""
 
 
 def classify(result: proc.ProcResult, data: Any, *, timeout: float, command: str) -> BenchRun:

@@ -1,16 +1,26 @@
-"""Configure the kit with CMake once, then build one lab at a time (CONTRACT.md "Build").
+"""Build the kit once, then each submission's files alone (CONTRACT.md "Build").
 
-Building lab by lab means a compile error in one lab costs that lab only. When a
-build fails, the first compiler error lines become the message, since those (not the
-cascade after them) tell a student what to fix.
+The kit's own part (common/, the tests' and benches' objects, the judge programs and
+their workers, the reference libraries) does not depend on a student's file: it is
+configured and built once per build folder and reused for every submission. A
+submission then costs one compile and one link per lab: the student's file, compiled
+with exactly the command CMake wrote for the kit's own copy of it (read back from
+Ninja), into a shared library of the submission's own that the judge loads. Those
+compiles are bounded in time, memory and output size (proc.Limits).
+
+When a build fails, the first compiler error lines become the message, since those
+(not the cascade after them) tell a student what to fix.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
 import shutil
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import proc
@@ -31,6 +41,35 @@ class BuildResult:
     message: str = ""  # on failure: what went wrong and what to do
     command: str = ""  # the command that reproduces it
     output: str = ""  # combined output tail, for the report
+
+
+# Ninja prints "[12/140] Building CUDA object ..." as it goes.
+_NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] ")
+
+
+def judge_targets(lab: str, *, reference: bool) -> list[str]:
+    """The kit's targets one lab's grading needs (none of them holds student code)."""
+    targets = [f"{lab}_judge_test", f"{lab}_judge_bench", f"{lab}_worker"]
+    if reference:
+        targets.append(f"{lab}_solution")
+    return targets
+
+
+def is_configured(build_dir: Path, root: Path) -> bool:
+    """Whether `build_dir` is a Ninja build of the kit at `root` (e.g. the developer's build/dev)."""
+    cache = build_dir / "CMakeCache.txt"
+    try:
+        text = cache.read_text(errors="replace")
+    except OSError:
+        return False
+    home = re.search(r"^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$", text, re.MULTILINE)
+    generator = re.search(r"^CMAKE_GENERATOR:INTERNAL=(.*)$", text, re.MULTILINE)
+    if not home or not generator or generator.group(1).strip() != "Ninja":
+        return False
+    try:
+        return Path(home.group(1).strip()).resolve() == root.resolve()
+    except OSError:
+        return False
 
 
 def configure_args(root: Path, build_dir: Path, *, solutions: bool, cuda_arch: str | None) -> list[str]:
@@ -71,10 +110,19 @@ def configure(args: list[str], build_dir: Path, timeout: float) -> BuildResult:
     return BuildResult(ok=True, command=result.command)
 
 
-def build_targets(build_dir: Path, targets: list[str], timeout: float, root: Path | None = None) -> BuildResult:
-    """Build `targets` (one lab's); on failure the message holds the first errors."""
+def build_targets(build_dir: Path, targets: list[str], timeout: float, root: Path | None = None,
+                  progress: Callable[[int, int], None] | None = None, keep_going: bool = False) -> BuildResult:
+    """Build `targets`; on failure the message holds the first errors. `progress(done, total)`
+    is told Ninja's progress as it goes; `keep_going` builds what it can despite errors."""
     args = ["cmake", "--build", str(build_dir), "--target", *targets]
-    result = proc.run(args, timeout=timeout)
+    if keep_going:
+        args += ["--", "-k", "0"]
+
+    def on_line(line: str) -> None:
+        if progress is not None and (m := _NINJA_PROGRESS.match(line)):
+            progress(int(m.group(1)), int(m.group(2)))
+
+    result = proc.run(args, timeout=timeout, line_callback=on_line if progress else None)
     if result.timed_out:
         return BuildResult(ok=False, command=result.command, output=result.output_tail(),
                            message=f"the build timed out after {timeout:g} s")
@@ -111,3 +159,172 @@ def _read_stamp(stamp: Path) -> list[str] | None:
         return json.loads(stamp.read_text())
     except (OSError, ValueError):
         return None
+
+
+# ---- a submission's own build --------------------------------------------------------
+
+class CommandsError(Exception):
+    """The kit's build cannot tell how to compile a lab's student file."""
+
+
+@dataclass
+class StudentCommands:
+    """How CMake builds a lab's student library in the kit's build folder (from Ninja)."""
+
+    compile: list[str]  # nvcc ... -c <kit>/labs/<lab>/<lab>.cu -o <object> (its depfile options too)
+    link: list[list[str]]  # the link's commands (arguments), run one after the other
+    source: str  # the kit's own student file, as named in `compile`
+    object: str  # the object file, as named in `compile` and `link`
+    library: str  # the library the link writes, as named in `link`
+
+
+def student_commands(build_dir: Path, lab: str, kit_root: Path, timeout: float = 60) -> StudentCommands:
+    """The commands that build lib<lab>_student.so, read from `ninja -t commands`."""
+    ninja = shutil.which("ninja")
+    if ninja is None:
+        raise CommandsError("ninja not found on PATH: install Ninja (e.g. `sudo apt install ninja-build`); "
+                            "the grader builds with it")
+    result = proc.run([ninja, "-C", str(build_dir), "-t", "commands", f"{lab}_student"], timeout=timeout)
+    if result.returncode != 0:
+        raise CommandsError(f"cannot read the build commands of {lab}_student from Ninja: "
+                            + first_errors(result.stdout + "\n" + result.stderr))
+    wanted = (kit_root / "labs" / lab / f"{lab}.cu").resolve()
+    source = str(wanted)
+    compile_args: list[str] | None = None
+    link: list[list[str]] | None = None
+    library = f"lib/lib{lab}_student.so"
+    for line in result.stdout.splitlines():
+        segments = _segments(line)
+        for args in segments:
+            if "-c" in args and "-o" in args and args.index("-c") + 1 < len(args):
+                named = args[args.index("-c") + 1]
+                if Path(named).resolve() == wanted:
+                    compile_args, source = args, named
+        if any(a.endswith(library) for segment in segments for a in segment):
+            link = [args for args in segments if args and args != [":"]]
+    if compile_args is None or link is None:
+        raise CommandsError(f"Ninja's commands for {lab}_student do not compile {source}: reconfigure the kit "
+                            "(delete the build folder) and try again")
+    obj = compile_args[compile_args.index("-o") + 1]
+    return StudentCommands(compile_args, link, source, obj, library)
+
+
+def _segments(line: str) -> list[list[str]]:
+    """A Ninja command line (`: && a && b && :`) as the argument lists of its commands."""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return []
+    out, current = [], []
+    for word in words:
+        if word == "&&":
+            out.append(current)
+            current = []
+        else:
+            current.append(word)
+    out.append(current)
+    return [segment for segment in out if segment and segment != [":"]]
+
+
+@dataclass
+class StudentBuild:
+    """One lab's student library, built for one submission."""
+
+    ok: bool
+    library: Path | None = None
+    object: Path | None = None
+    depfile: Path | None = None
+    message: str = ""
+    command: str = ""  # reproduces the compile (or the failed step)
+    output: str = ""
+    commands: list[str] = field(default_factory=list)
+
+    RECORD = "build.json"
+
+    def save(self, folder: Path) -> None:
+        """Records the outcome in `folder` (for a grading run that builds nothing: --prebuilt)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        data = {key: (str(value) if isinstance(value, Path) else value) for key, value in vars(self).items()}
+        (folder / self.RECORD).write_text(json.dumps(data, indent=1) + "\n")
+
+    @classmethod
+    def load(cls, folder: Path) -> StudentBuild | None:
+        """The outcome `save` recorded in `folder`, or None when there is none."""
+        try:
+            data = json.loads((folder / cls.RECORD).read_text())
+        except (OSError, ValueError):
+            return None
+        paths = {key: Path(data[key]) if data.get(key) else None for key in ("library", "object", "depfile")}
+        return cls(ok=bool(data.get("ok")), message=str(data.get("message", "")), command=str(data.get("command", "")),
+                   output=str(data.get("output", "")), commands=list(data.get("commands", [])), **paths)
+
+
+# A compiler may use this much memory and write files this large: every reference and
+# skeleton fits with room to spare; a template bomb or a gigabyte array in a student's
+# file fails within about a minute instead of filling the machine.
+DEFAULT_COMPILE_LIMITS = proc.Limits(memory_bytes=6 << 30, file_bytes=512 << 20)
+
+
+def build_student(build_dir: Path, commands: StudentCommands, source: Path, out_dir: Path, lab: str, *,
+                  timeout: float, limits: proc.Limits = DEFAULT_COMPILE_LIMITS,
+                  display_root: Path | None = None) -> StudentBuild:
+    """Compile `source` (a lab's student file) as the kit compiles its own copy, and link it into
+    out_dir/lib<lab>_student.so."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    obj = out_dir / f"{lab}.cu.o"
+    depfile = out_dir / f"{lab}.cu.o.d"
+    library = out_dir / f"lib{lab}_student.so"
+    for stale in (obj, depfile, library):
+        stale.unlink(missing_ok=True)  # a failed build must not leave the last one's library behind
+    args = [_replace(a, {commands.source: str(source), commands.object: str(obj)}) for a in commands.compile]
+    for flag in ("-MF", "-MT"):
+        if flag in args:
+            args[args.index(flag) + 1] = str(depfile if flag == "-MF" else obj)
+    result = proc.run(args, timeout=timeout, cwd=build_dir, limits=limits)
+    built = StudentBuild(False, command=result.command, commands=[result.command])
+    if not (failed := _compile_failure(result, timeout, limits, display_root)):
+        for step in commands.link:
+            step = [_replace(a, {commands.object: str(obj), commands.library: str(library)}) for a in step]
+            linked = proc.run(step, timeout=timeout, cwd=build_dir, limits=limits)
+            built.commands.append(linked.command)
+            if failed := _compile_failure(linked, timeout, limits, display_root, linking=True):
+                result = linked
+                break
+    if failed:
+        built.message, built.output = failed, result.output_tail()
+        return built
+    built.ok, built.library, built.object = True, library, obj
+    built.depfile = depfile if depfile.is_file() else None
+    return built
+
+
+def _replace(arg: str, mapping: dict[str, str]) -> str:
+    """`arg` with a path of `mapping` replaced, whole or after an option's '=' ("-Wl,..." kept)."""
+    if arg in mapping:
+        return mapping[arg]
+    for old, new in mapping.items():
+        if arg.endswith("=" + old):
+            return arg[: -len(old)] + new
+    return arg
+
+
+def _compile_failure(result: proc.ProcResult, timeout: float, limits: proc.Limits,
+                     display_root: Path | None, linking: bool = False) -> str:
+    """Why a compile or link step failed ('' when it did not)."""
+    step = "linking" if linking else "compilation"
+    if result.timed_out:
+        return (f"{step} took longer than {timeout:g} s and was stopped: a template instantiated without end, "
+                "or a huge initialised array? Make the file compile quickly")
+    if result.returncode == 0:
+        return ""
+    output = result.stdout + "\n" + result.stderr
+    if result.signal_name in ("SIGKILL", "SIGXFSZ", "SIGSEGV", "SIGABRT") or "memory exhausted" in output or \
+            "out of memory" in output.lower() or "File size limit exceeded" in output or "std::bad_alloc" in output:
+        size = f"{(limits.memory_bytes or 0) >> 30} GiB of memory" if limits.memory_bytes else "its memory limit"
+        files = f"{(limits.file_bytes or 0) >> 20} MiB" if limits.file_bytes else "its limit"
+        return (f"{step} failed at a limit ({size} per compiler process, {files} per output file): a template "
+                "that instantiates without end, or a huge initialised array? " + first_errors(output, 5))
+    errors = first_errors(output)
+    if display_root is not None:
+        errors = errors.replace(f"{display_root}/", "")
+    return f"{step} failed:\n" + errors

@@ -1,14 +1,13 @@
-"""Command line of the grader: `python3 -m grader [lab ...]`.
+"""Command line of the grader: `python3 -m grader [lab ...]`, and its other commands.
 
 Exit codes: 0 when every graded lab passed, 1 when any lab failed, 2 for bad usage or
-configuration (one line on stderr, never a traceback), 130 when interrupted (the
-report is still written).
+configuration (one line on stderr, never a traceback), 3 when there is no usable GPU
+(said before anything is built), 130 when interrupted (the report is still written).
 """
 
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
 import secrets
@@ -17,19 +16,31 @@ import sys
 import threading
 from pathlib import Path
 
-from grader import __version__, config, grade, overlay, report, seed
-from grader.config import COURSE_LABS, ConfigError
+from grader import __version__, build, config, gpu, grade, manifest, overlay, report, seed
+from grader.config import ConfigError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 SEED_LIMIT = 2**64
 
 # `python3 -m grader <command> ...`: commands other than grading live in their own
-# modules, each with `main(argv) -> int` (argv without the command word).
+# modules, each with `main(argv) -> int` (argv without the command word). One line each
+# for --help.
+COMMAND_HELP = {
+    "check": "static checks of the student files, no GPU needed (includes, symbols, constructors, system calls)",
+    "export": "write the student template repository (instructors)",
+    "package": "package the compiled reference libraries without their source (instructors)",
+    "batch": "grade a roster of submissions into a gradebook, or a Slurm job array (instructors)",
+    "report": "turn a JSON report into Markdown, JUnit, Classroom or Gradescope results",
+}
+EXIT_HELP = ("exit status: 0 every graded lab passed, 1 some lab failed, 2 usage or config error, "
+             "3 no usable GPU (said before anything is built; --allow-no-gpu grades anyway), "
+             "130 interrupted (the report is still written)")
 SUBCOMMANDS = {
-    "export": "grader.export",    # write the student template repository
-    "package": "grader.package",  # package the compiled reference libraries
-    "batch": "grader.batch",      # grade a roster of submissions into a gradebook
+    "export": "grader.instructor.export",    # write the student template repository
+    "package": "grader.instructor.package",  # package the compiled reference libraries
+    "batch": "grader.instructor.batch",      # grade a roster of submissions into a gradebook
     "report": "grader.formats",   # turn a JSON report into Markdown, JUnit, Classroom, Gradescope
+    "check": "grader.check",
 }
 
 
@@ -43,19 +54,25 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    commands = "\n".join(f"  {name:<9} {text}" for name, text in COMMAND_HELP.items())
     parser = _Parser(
         prog="python3 -m grader",
-        description="Build, test, time and score the CUDA labs of this kit.",
-        epilog="Exit status: 0 all graded labs passed, 1 some lab failed, 2 usage or config error.")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Build, test, time and score the CUDA labs of this kit.\n\n"
+                    "other commands (python3 -m grader COMMAND --help for each):\n" + commands,
+        epilog=EXIT_HELP[0].upper() + EXIT_HELP[1:] + ".")
     parser.add_argument("labs", nargs="*", metavar="lab",
-                        help=f"labs to grade (default: every lab present, in course order: {' '.join(COURSE_LABS)})")
+                        help="labs to grade (default: every lab present, in course order: "
+                             f"{' '.join(config.COURSE_LABS)})")
     parser.add_argument("--impl", choices=("student", "solution"), default="student",
                         help="grade the student's code (default) or the reference solution itself")
     parser.add_argument("--root", type=Path, metavar="DIR",
                         help="the kit's top directory (default: the directory holding grader/); with "
                              "--submission, the default pristine kit")
     parser.add_argument("--build-dir", type=Path, metavar="DIR",
-                        help="CMake build directory (default: <root>/build/grader)")
+                        help="CMake build directory (default: the developer build <root>/build/dev when it is "
+                             "configured for this kit, else <root>/build/grader; with --submission "
+                             "<pristine>/build/grader)")
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="grading config in TOML (default: <root>/grader.toml if present; "
                              "see grader/grader.example.toml)")
@@ -92,6 +109,19 @@ def build_parser() -> argparse.ArgumentParser:
                         help="do not configure or build; grade the binaries already in the build directory")
     parser.add_argument("--skip-bench", action="store_true",
                         help="run the tests only (no timing, so no performance points)")
+    parser.add_argument("--allow-no-gpu", action="store_true",
+                        help="build and grade even where no GPU is found (every lab that builds is then NO_GPU); "
+                             "without it the grader stops at once with exit status 3")
+    parser.add_argument("--student-dir", type=Path, metavar="DIR",
+                        help="a folder of this submission's own for its copied files, libraries, checks and raw "
+                             "results (default: in the build folder); `batch` gives each student one, beside a "
+                             "build folder the class shares")
+    parser.add_argument("--build-only", action="store_true",
+                        help="compile the submission's files into --student-dir (after building the kit's part as "
+                             "needed) and grade nothing; a later run with --prebuilt grades them")
+    parser.add_argument("--prebuilt", action="store_true",
+                        help="grade what --build-only compiled into --student-dir: build nothing (the kit's part "
+                             "must be built already)")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress lines; print only the score table and the failures")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -111,12 +141,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         options, labs = resolve(args)
+        json_path = (args.json or options.build_dir / "report.json").resolve()
+        _check_writable(json_path)
     except SystemExit as exc:  # --help, --version
         return int(exc.code or 0)
     except (UsageError, ConfigError) as exc:
         print(f"grader: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    json_path = (args.json or options.build_dir / "report.json").resolve()
+    if not args.allow_no_gpu and not args.no_build and not args.build_only:
+        found = gpu.probe()
+        if not found.ok:
+            print(f"grader: error: no usable GPU: {found.why}. Nothing was built. (--allow-no-gpu builds and "
+                  "grades anyway: every lab that builds is then NO_GPU; `python3 -m grader check` runs the "
+                  "static checks without a GPU.)", file=sys.stderr)
+            return EXIT_NO_GPU
     seed_how = (options.seed_source or {}).get("how", "given")
 
     def checkpoint(run: grade.GradingRun) -> None:
@@ -124,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with _sigterm_as_interrupt():
         run = grade.grade(options, labs, report.Progress(sys.stdout, quiet=args.quiet), checkpoint)
+    if options.build_only:
+        return _built_summary(options, labs, run)
     print()
     print(report.console_table(run))
     details = report.failure_details(run)
@@ -138,6 +178,20 @@ def main(argv: list[str] | None = None) -> int:
     if run.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_FAILED if run.failed else EXIT_OK
+
+
+def _built_summary(options: grade.Options, labs: list[str], run: grade.GradingRun) -> int:
+    """--build-only: one line per lab; 0 when every library was built."""
+    failed = 0
+    for lab in labs:
+        built = build.StudentBuild.load(options.student_dir / lab)
+        ok = built is not None and built.ok
+        failed += not ok
+        first = (built.message.splitlines() or [""])[0] if built is not None else "no record"
+        print(f"{lab}: {'built' if ok else 'not built: ' + first}")
+    if run.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 class _sigterm_as_interrupt:
@@ -156,6 +210,20 @@ class _sigterm_as_interrupt:
 
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+def _check_writable(path: Path) -> None:
+    """UsageError now, before any grading, when the report could not be written at the end."""
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the report's folder {folder}: {exc.strerror or exc} (choose --json)") from None
+    if path.is_dir():
+        raise UsageError(f"the report path {path} is a folder: give --json a file name")
+    target = path if path.exists() else folder
+    if not os.access(target, os.W_OK):
+        raise UsageError(f"cannot write the report {path}: permission denied (choose --json)")
 
 
 def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
@@ -181,7 +249,8 @@ def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
     config_path = args.config or (root / "grader.toml")
     if args.config is None and not config_path.is_file():
         config_path = None
-    cfg = config.load(config_path)
+    kit_labs = config.kit_labs(root)
+    cfg = config.load(config_path, kit_labs)
 
     reference = args.reference or (Path(os.environ["LABKIT_REFERENCE_DIR"])
                                    if os.environ.get("LABKIT_REFERENCE_DIR") else None)
@@ -191,12 +260,14 @@ def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
 
     present = grade.present_labs(root)
     if args.labs:
-        wanted = {_lab_name(name) for name in args.labs}
-        labs = [lab for lab in COURSE_LABS if lab in wanted]  # explicit labs run even if disabled
+        try:
+            labs = manifest.resolve_names(args.labs, list(kit_labs))  # explicit labs run even if disabled
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     else:
         labs = [lab for lab in present if cfg.lab(lab).enabled]
         if not labs:
-            raise UsageError(f"no enabled lab found under {root}/labs (looked for labs/<lab>/<lab>.h): "
+            raise UsageError(f"no enabled lab found under {root}/labs (looked for labs/<lab>/lab.json): "
                              "pass --root the kit's top directory")
 
     source = submission or root
@@ -214,23 +285,31 @@ def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
         except seed.SecretError as exc:
             raise UsageError(str(exc)) from None
 
-    build_dir = (args.build_dir or root / "build" / "grader").resolve()
+    build_dir = (args.build_dir or default_build_dir(root, submission is not None, args.cuda_arch)).resolve()
+    if (args.build_only or args.prebuilt) and args.student_dir is None:
+        raise UsageError("--build-only and --prebuilt need --student-dir (where the submission's libraries go)")
+    if args.build_only and args.prebuilt:
+        raise UsageError("--build-only compiles and --prebuilt grades what it compiled: give one of them")
+    if args.prebuilt and not (args.student_dir / "lib").is_dir():
+        raise UsageError(f"--prebuilt: {args.student_dir}/lib holds no libraries: run with --build-only first")
     options = grade.Options(root=root, build_dir=build_dir, impl=args.impl, seed=chosen.seed, config=cfg,
                             reference_dir=reference.resolve() if reference else None,
                             cuda_arch=args.cuda_arch, no_build=args.no_build, skip_bench=args.skip_bench,
                             no_sanitizer=args.no_sanitizer, submission=submission,
-                            seed_source=chosen.as_dict())
+                            seed_source=chosen.as_dict(),
+                            student_root=args.student_dir.resolve() if args.student_dir else None,
+                            build_only=args.build_only, prebuilt=args.prebuilt)
     return options, labs
 
 
-def _lab_name(name: str) -> str:
-    """The course's spelling of `name` (case-insensitive), or UsageError with a suggestion."""
-    by_lower = {lab.lower(): lab for lab in COURSE_LABS}
-    if name.lower() in by_lower:
-        return by_lower[name.lower()]
-    close = difflib.get_close_matches(name.lower(), by_lower, n=1)
-    hint = f"did you mean {by_lower[close[0]]}? " if close else ""
-    raise UsageError(f"unknown lab {name!r}: {hint}the labs are {', '.join(COURSE_LABS)}")
+def default_build_dir(root: Path, submission: bool, cuda_arch: str | None) -> Path:
+    """The developer's build (build/dev, the README's test command) when it is a Ninja build
+    of this kit, so the README's two commands share one build; else build/grader. A
+    submission, or another architecture, gets the grader's own folder."""
+    dev = root / "build" / "dev"
+    if not submission and cuda_arch is None and build.is_configured(dev, root):
+        return dev
+    return root / "build" / "grader"
 
 
 def _seed(text: str) -> int | str:

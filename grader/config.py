@@ -17,17 +17,43 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.rules import BUILTIN_RULES
+from grader import manifest
+from grader.rules import BUILTIN_RULES, CHECK_RULES
 
-# Course order: the order the labs are graded and listed in.
-COURSE_LABS: tuple[str, ...] = (
-    "vectorAdd", "reduction", "scan", "compact", "histogram",
-    "sort", "transpose", "matmul", "sobel", "electrostatics",
-)
+# The kit this grader belongs to; its labs, in course order, come from their manifests
+# (labs/<lab>/lab.json). A grading run reads the manifests of the kit it grades.
+KIT = Path(__file__).resolve().parent.parent
+
+
+def kit_labs(root: Path = KIT) -> dict[str, manifest.Lab]:
+    """The manifests of the kit at `root`, by name, in course order ({} when it has none)."""
+    try:
+        return {lab.name: lab for lab in manifest.labs(root)}
+    except manifest.ManifestError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
+class ConfigError(Exception):
+    """The configuration file cannot be used; the message says where and why."""
+
+
+# The labs of this grader's own kit, in course order (the manifests' "order").
+COURSE_LABS: tuple[str, ...] = tuple(kit_labs())
 
 DEFAULTS: dict[str, Any] = {
     "grader": {
+        # Building the kit's own part (once per build folder: judge programs, references).
         "build_timeout_s": 1800,
+        # Compiling and linking one lab's student file (every submission), and the limits
+        # of each compiler process: a template bomb ends as BUILD_ERROR within a minute.
+        "student_build_timeout_s": 300,
+        "compile_memory_mb": 6144,
+        "compile_file_mb": 512,
+        # One call of an interface function in the tests: a longer one is a hang.
+        "call_timeout_s": 60,
+        # Labs whose tests and sanitizer runs share the GPU at once ("auto": 4 on a GPU
+        # of 40 GB or more, 2 from 16 GB, else 1); a bench always runs alone.
+        "parallel_labs": "auto",
         "configure_timeout_s": 600,
         "test_timeout_s": 300,
         "bench_timeout_s": 600,
@@ -68,35 +94,32 @@ DEFAULTS: dict[str, Any] = {
         # allows) is flagged and earns no performance points.
         "max_pct_peak": 100.0,
     },
-    "labs": {
-        # The Sobel homework: "solutions using global memory only will receive little credit".
-        "sobel": {"required_patterns": [r"__shared__"]},
-    },
+    # Per-lab built-in values come from the labs' manifests (manifest_defaults).
+    "labs": {},
 }
 
 
-# Small, fast tests per lab for the compute-sanitizer stage (which runs 10-100x slower):
-# sizes that are not multiples of a block, so tails and bounds are exercised.
-SANITIZER_FILTERS: dict[str, str] = {
-    "vectorAdd": "*VectorAddGpu.MatchesCpu/n_33:*VectorAddGpu.MatchesCpu/n_1025",
-    "reduction": "*ReduceSumGpu.MatchesCpu/n_1025_integers:*ReduceMaxGpu.MatchesCpu/n_1025_uniform",
-    "scan": "*ScanGpu.MatchesCpu/n_33:*ScanGpu.MatchesCpu/n_1025",
-    "compact": "*CompactGpu.MatchesCpu/n_1025:*ExpandGpu.MatchesCpu/n_1025",
-    "histogram": "*HistogramGpu.MatchesCpu/n_33:*HistogramGpu.MatchesCpu/n_1025",
-    "sort": "*SortKeysGpu.MatchesCpu/n_1025:*SortPairsGpu.MatchesStableCpuSort/n_1025",
-    "transpose": "*TransposeGpu.MatchesCpu/r33_c31:*TransposeGpu.MatchesCpu/r31_c33",
-    "matmul": "*MatmulGpu.MatchesCpuWithinTolerance/m31_k32_n33:*MatmulGpu.MatchesCpuWithinTolerance/m17_k33_n65",
-    "sobel": "*SobelGpu.MatchesCpu/w31_h33:*SobelGpu.MatchesCpu/w33_h31",
-    "electrostatics": "*CoulombSliceGpu.MatchesExactSum/nx31_ny33:*CoulombCutoffGpu.MatchesExactSum/nx31_ny33",
-}
-# For a lab without a built-in filter: the GPU tests at a tail size.
+def manifest_defaults(lab: manifest.Lab) -> dict[str, Any]:
+    """A lab's built-in settings from its manifest: what its code must and must not contain
+    (e.g. sobel requires __shared__: the homework gives global-memory-only solutions
+    little credit), the files a student edits, the reference variant it is graded
+    against, and the small tests the sanitizer stage runs."""
+    values: dict[str, Any] = {"editable": list(lab.editable)}
+    if lab.required_patterns:
+        values["required_patterns"] = list(lab.required_patterns)
+    if lab.forbidden_patterns:
+        values["forbidden_patterns"] = list(lab.forbidden_patterns)
+    if lab.reference_variant != "default":
+        values["reference_variant"] = lab.reference_variant
+    if lab.sanitizer_filter:
+        values["sanitizer_filter"] = lab.sanitizer_filter
+    return values
+
+
+# For a lab whose manifest names no sanitizer tests: the GPU tests at a tail size.
 GENERIC_SANITIZER_FILTER = "*Gpu*/*_33*:*Gpu*/*_1025*"
 
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
-
-
-class ConfigError(Exception):
-    """The configuration file cannot be used; the message says where and why."""
 
 
 @dataclass(frozen=True)
@@ -149,7 +172,7 @@ class Config:
         merged["test_weights"] = weights
         merged.setdefault("enabled", True)
         if not merged["sanitizer_filter"]:
-            merged["sanitizer_filter"] = SANITIZER_FILTERS.get(lab, GENERIC_SANITIZER_FILTER)
+            merged["sanitizer_filter"] = GENERIC_SANITIZER_FILTER
         return LabSettings(**merged)
 
     def as_dict(self) -> dict[str, Any]:
@@ -158,10 +181,11 @@ class Config:
                 "defaults": self.defaults, "labs": self.labs}
 
 
-def load(path: Path | None) -> Config:
-    """The defaults, overridden by the TOML file at `path` when one is given."""
+def load(path: Path | None, labs: dict[str, manifest.Lab] | None = None) -> Config:
+    """The defaults, overridden by the TOML file at `path` when one is given. `labs` are the
+    manifests of the kit being graded (default: this grader's own kit)."""
     if path is None:
-        return from_dict({}, None)
+        return from_dict({}, None, labs)
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
@@ -169,13 +193,18 @@ def load(path: Path | None) -> Config:
         raise ConfigError(f"{path}: cannot read the config file: {exc.strerror or exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
-    return from_dict(data, path)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}): save it as UTF-8") from exc
+    return from_dict(data, path, labs)
 
 
-def from_dict(data: dict[str, Any], path: Path | None) -> Config:
-    """Validate `data` (parsed TOML) and merge it over the defaults."""
+def from_dict(data: dict[str, Any], path: Path | None, labs: dict[str, manifest.Lab] | None = None) -> Config:
+    """Validate `data` (parsed TOML) and merge it over the defaults and the labs' manifests."""
     where = str(path) if path else "config"
+    labs = kit_labs() if labs is None else labs
     merged = copy.deepcopy(DEFAULTS)
+    for name, lab in labs.items():
+        merged["labs"][name] = manifest_defaults(lab)
     _check_keys(where, "", data, ("grader", "defaults", "labs"))
     grader = _table(where, "grader", data.get("grader", {}))
     _check_values(where, "grader", grader, _GRADER_KEYS)
@@ -191,8 +220,8 @@ def from_dict(data: dict[str, Any], path: Path | None) -> Config:
                                                     if k not in defaults["test_weights"]}}}
     merged["defaults"].update(defaults)
     for lab, table in _table(where, "labs", data.get("labs", {})).items():
-        if lab not in COURSE_LABS:
-            raise ConfigError(f"{where}: unknown lab [labs.{lab}]: the labs are {', '.join(COURSE_LABS)}")
+        if lab not in labs:
+            raise ConfigError(f"{where}: unknown lab [labs.{lab}]: the labs are {', '.join(labs)}")
         table = _table(where, f"labs.{lab}", table)
         _check_values(where, f"labs.{lab}", table, {**_LAB_KEYS, "enabled": _ENABLED})
         merged["labs"].setdefault(lab, {}).update(table)  # over the built-in per-lab values
@@ -217,8 +246,17 @@ _ENABLED: Check = (lambda v: isinstance(v, bool), "true or false")
 
 _FRACTION: Check = (lambda v: _is_number(v) and 0 <= v <= 1, "a fraction from 0 to 1")
 
+_MEGABYTES: Check = (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 64,
+                     "a whole number of MiB >= 64")
+
 _GRADER_KEYS: dict[str, Check] = {
     "build_timeout_s": _TIMEOUT,
+    "student_build_timeout_s": _TIMEOUT,
+    "compile_memory_mb": _MEGABYTES,
+    "compile_file_mb": _MEGABYTES,
+    "call_timeout_s": _TIMEOUT,
+    "parallel_labs": (lambda v: v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 64),
+                      '"auto" or a whole number from 1 to 64'),
     "configure_timeout_s": _TIMEOUT,
     "test_timeout_s": _TIMEOUT,
     "bench_timeout_s": _TIMEOUT,
@@ -240,8 +278,8 @@ _LAB_KEYS: dict[str, Check] = {
     "required_patterns": (lambda v: _patterns_ok(v), "a list of regular expressions"),
     "forbidden_patterns": (lambda v: _patterns_ok(v), "a list of regular expressions"),
     "rule_penalty": _FRACTION,
-    "allow": (lambda v: isinstance(v, list) and all(name in BUILTIN_RULES for name in v),
-              f"a list of built-in rule names ({', '.join(BUILTIN_RULES)})"),
+    "allow": (lambda v: isinstance(v, list) and all(name in BUILTIN_RULES or name in CHECK_RULES for name in v),
+              f"a list of rule names ({', '.join((*CHECK_RULES, *BUILTIN_RULES))})"),
     "editable": (lambda v: _editable_ok(v),
                  'a non-empty list of paths relative to the kit, e.g. ["labs/{lab}/{lab}.cu"]'),
     "sanitizer": _ENABLED,

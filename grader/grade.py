@@ -1,14 +1,23 @@
-"""Grade labs one at a time: build -> tests -> sanitizer -> bench -> score.
+"""Grade labs: build -> tests -> sanitizer -> bench -> score (DESIGN.md, "Trust boundary").
+
+The kit's part of the build (the judge programs, their workers, the references) is made
+once per build folder; each lab's student file is then compiled alone into a library of
+the submission's own (build.py). No grade comes from a process that holds student code:
+the judge programs run the lab's tests and bench and forward each call of the interface
+to a sandboxed worker that loads the student's library (common/judge/). Static checks
+read the compiled object (check.py).
 
 Each lab ends with exactly one status (status.py) and its points; whatever happens in
-one lab, including a bug in the grader itself, the next lab is still graded. With a
-submission (instructor mode) the labs are built in a work tree made from the pristine
-kit and the submission's editable files only (overlay.py).
+one lab, including a bug in the grader itself, the next lab is still graded. The files
+graded are always the submission's editable files only, copied into a clean folder
+(overlay.py): with --submission from a student's repository onto the instructor's
+pristine kit, otherwise from the kit itself.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import concurrent.futures
+import os
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,12 +25,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from grader import bench, build, gtest, overlay, proc, rules, sanitize, score, status
-from grader.config import COURSE_LABS, Config
+from grader import bench, build, gpu, gtest, manifest, overlay, proc, rules, sanitize, score, status
+from grader.config import Config
 from grader.score import Correctness, Performance
 from grader.status import ResultCode
 
 SOLUTION = "solution"
+# A test whose message says this hung in the worker: the lab is TIMEOUT (common/judge/session.cu).
+HANG_MARK = "did not return within"
 
 
 @dataclass
@@ -41,16 +52,31 @@ class Options:
     # Instructor mode: the student's repository; `root` is then the pristine kit.
     submission: Path | None = None
     seed_source: dict[str, Any] | None = None  # how the seed was chosen (seed.SeedChoice.as_dict)
+    # A folder of this submission's own (batch: one per student, beside a build folder
+    # shared by the class): its files, libraries, checks and raw results. None: in the
+    # build folder.
+    student_root: Path | None = None
+    build_only: bool = False  # compile the submission's files into student_root, grade nothing
+    prebuilt: bool = False  # the submission was compiled earlier (build_only): build nothing
+
+    @property
+    def own_dir(self) -> Path:
+        return self.student_root or self.build_dir
 
     @property
     def results_dir(self) -> Path:
         """Where the raw gtest and bench JSON of this run are kept, for inspection."""
-        return self.build_dir / "results"
+        return self.own_dir / "results"
 
     @property
     def work_dir(self) -> Path:
-        """Instructor mode: the pristine kit plus the submission's editable files, built here."""
-        return self.build_dir / "overlay"
+        """The submission's editable files, copied into a clean folder and compiled from there."""
+        return self.own_dir / "submission"
+
+    @property
+    def student_dir(self) -> Path:
+        """The student libraries of this run (<dir>/<lab>/lib<lab>_student.so)."""
+        return self.student_root / "lib" if self.student_root else self.build_dir / "student"
 
 
 @dataclass
@@ -73,6 +99,8 @@ class LabResult:
     sanitizer: sanitize.SanitizerResult | None = None
     notes: list[str] = field(default_factory=list)  # things to know that are not failures
     bench_runs: int = 0  # how often the bench ran (a noisy bench runs again)
+    checked: bool = False  # the static checks ran (check.py); else the built-in patterns stand in
+    implementation: Path | None = None  # the library under test (between the two phases)
 
     @property
     def total(self) -> float:
@@ -113,6 +141,16 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+@dataclass
+class KitBuild:
+    """The kit's part of the build: done once per build folder, shared by every submission."""
+
+    configured: build.BuildResult | None = None
+    failed: dict[str, build.BuildResult] = field(default_factory=dict)  # lab -> why its judge did not build
+    commands: dict[str, build.StudentCommands] = field(default_factory=dict)
+    command_errors: dict[str, str] = field(default_factory=dict)
+
+
 def grade(options: Options, labs: list[str], progress: Progress,
           checkpoint: Callable[[GradingRun], None] | None = None) -> GradingRun:
     """Grade `labs` in order. Ctrl-C stops early and returns what was graded.
@@ -120,56 +158,183 @@ def grade(options: Options, labs: list[str], progress: Progress,
     `checkpoint(run)` is called after each lab (e.g. to write the report so far)."""
     run = GradingRun(options, started=now())
     try:
-        kit = options  # what is built: the kit itself, or the work tree of a submission
+        source = options.submission or options.root
         if options.submission is not None:
-            progress.note(f"taking the editable files of {options.submission} into a pristine copy of "
-                          f"the kit ({options.root})...")
-            try:
-                run.overlay = overlay.prepare(
-                    options.root, options.submission, options.work_dir, present_labs(options.root),
-                    lambda lab: options.config.lab(lab).editable, exclude=[options.build_dir])
-            except (overlay.OverlayError, OSError) as exc:
-                return _fail_all(run, labs, progress, f"cannot prepare the submission: {exc}")
-            if run.overlay.note():
-                run.notes.append(run.overlay.note())  # printed with the failure details
-            kit = dataclasses.replace(options, root=run.overlay.work)
-        configured = None
-        if not options.no_build:
-            progress.note("configuring with CMake...")
-            args = build.configure_args(kit.root, kit.build_dir, solutions=kit.impl == SOLUTION,
-                                        cuda_arch=kit.cuda_arch)
-            try:
-                configured = build.configure(args, kit.build_dir, kit.config.grader["configure_timeout_s"])
-            except Exception as exc:  # e.g. an unwritable build dir: every lab reports it
-                configured = build.BuildResult(ok=False, command=proc.command_string(args),
-                                               message=f"could not run CMake ({type(exc).__name__}: {exc})")
+            progress.note(f"taking the editable files of {options.submission} (the pristine kit: {options.root})...")
+        try:
+            run.overlay = overlay.prepare(
+                options.root, source, options.work_dir, present_labs(options.root),
+                lambda lab: options.config.lab(lab).editable, exclude=[options.build_dir])
+        except (overlay.OverlayError, OSError) as exc:
+            return _fail_all(run, labs, progress, f"cannot take the submission's files: {exc}")
+        if run.overlay.note():
+            run.notes.append(run.overlay.note())  # printed with the failure details
+        kit = KitBuild()
+        students: dict[str, build.StudentBuild] = {}
+        if options.prebuilt:
+            students = {lab: found for lab in labs if (found := build.StudentBuild.load(options.student_dir / lab))}
+        elif not options.no_build:
+            kit = build_kit(options, labs, progress)
+            if options.impl != SOLUTION:
+                students = build_students(options, labs, kit, run.overlay, progress)
+        if options.build_only:
+            for lab in labs:
+                built = students.get(lab) or build.StudentBuild(False, message=_not_built(kit, run.overlay, lab))
+                built.save(options.student_dir / lab)
+            run.finished = now()
+            return run
+        # Correctness first, several labs at once (tests and the sanitizer may share the
+        # GPU); then, in course order, each lab's timing alone on the GPU, and its score.
+        tested = test_labs(options, labs, kit, students, run.overlay)
         for index, lab in enumerate(labs, 1):
             progress.lab_started(index, len(labs), lab)
+            result, stages = tested[lab].result()
+            for text in stages:
+                progress.stage(text)
             try:
-                if run.overlay is not None and lab in run.overlay.missing:
-                    result = _fail(_blank(kit, lab, status.PASS), status.MISSING, run.overlay.missing[lab])
-                else:
-                    result = grade_lab(kit, lab, configured, progress.stage)
-                if result.status is not status.MISSING:
-                    apply_rules(kit, result)
-                apply_deductions(kit, result)
+                if result.status is not status.ERROR:
+                    time_lab(options, result, progress.stage)
+                    if result.status is not status.MISSING:
+                        apply_rules(options, result, run.overlay)
+                    apply_deductions(options, result)
             except Exception as exc:  # a grader bug must cost one lab, not the report
-                result = _blank(options, lab, status.ERROR)
-                result.message = (f"the grader failed on this lab ({type(exc).__name__}: {exc}); "
-                                  "please report it with the traceback in the JSON report")
-                result.traceback = traceback.format_exc()
+                result = _grader_failed(options, lab, exc)
             run.labs.append(result)
             progress.lab_finished(result)
             _checkpoint(run, checkpoint)
     except KeyboardInterrupt:
         run.interrupted = True
+        proc.cancel_all()  # what the labs being tested side by side had started
     run.finished = now()
     return run
 
 
+def parallel_labs(options: Options) -> int:
+    """How many labs are tested at once: the config's `parallel_labs`, or from the GPU's
+    memory (every lab tested holds a judge and a worker context, and test buffers)."""
+    wanted = options.config.grader.get("parallel_labs", "auto")
+    if isinstance(wanted, int):
+        return max(1, wanted)
+    memory_mb = gpu.memory_mb()
+    return 4 if memory_mb >= 40_000 else 2 if memory_mb >= 16_000 else 1
+
+
+def test_labs(options: Options, labs: list[str], kit: KitBuild, students: dict[str, build.StudentBuild],
+              taken: overlay.Overlay) -> dict[str, concurrent.futures.Future[tuple[LabResult, list[str]]]]:
+    """Phase one of every lab (test_lab), `parallel_labs` at a time; the results by lab."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(len(labs), parallel_labs(options)) or 1)
+
+    def one(lab: str) -> tuple[LabResult, list[str]]:
+        stages: list[str] = []
+        try:
+            if lab in taken.missing and options.impl != SOLUTION:
+                return _fail(_blank(options, lab, status.PASS), status.MISSING, taken.missing[lab]), stages
+            return test_lab(options, lab, kit, students.get(lab), taken, stages.append), stages
+        except Exception as exc:  # a grader bug must cost one lab, not the report
+            return _grader_failed(options, lab, exc), stages
+
+    futures = {lab: pool.submit(one, lab) for lab in labs}
+    pool.shutdown(wait=False)
+    return futures
+
+
+def _grader_failed(options: Options, lab: str, exc: Exception) -> LabResult:
+    result = _blank(options, lab, status.ERROR)
+    result.message = (f"the grader failed on this lab ({type(exc).__name__}: {exc}); "
+                      "please report it with the traceback in the JSON report")
+    result.traceback = traceback.format_exc()
+    return result
+
+
 def present_labs(root: Path) -> list[str]:
-    """The labs of the kit at `root` (those with labs/<lab>/<lab>.h), in course order."""
-    return [lab for lab in COURSE_LABS if (root / "labs" / lab / f"{lab}.h").is_file()]
+    """The labs of the kit at `root` (those with a manifest, labs/<lab>/lab.json), in course order."""
+    try:
+        return manifest.names(root)
+    except manifest.ManifestError:
+        return []
+
+
+def build_kit(options: Options, labs: list[str], progress: Progress) -> KitBuild:
+    """Configure the kit and build its judge programs, workers and references (no student code),
+    once for all labs; afterwards, what each lab's student build needs from it."""
+    kit = KitBuild()
+    grader_settings = options.config.grader
+    progress.note("configuring the kit with CMake...")
+    args = build.configure_args(options.root, options.build_dir, solutions=options.impl == SOLUTION,
+                                cuda_arch=options.cuda_arch)
+    try:
+        kit.configured = build.configure(args, options.build_dir, grader_settings["configure_timeout_s"])
+    except Exception as exc:  # e.g. an unwritable build dir: every lab reports it
+        kit.configured = build.BuildResult(ok=False, command=proc.command_string(args),
+                                           message=f"could not run CMake ({type(exc).__name__}: {exc})")
+    if not kit.configured.ok:
+        return kit
+    targets = {lab: build.judge_targets(lab, reference=_builds_reference(options, lab)) for lab in labs
+               if (options.root / "labs" / lab).is_dir()}
+    everything = [t for lab_targets in targets.values() for t in lab_targets]
+    shown = [-1]
+
+    def show(done: int, total: int) -> None:
+        step = max(1, total // 10)
+        if done == total or done // step != shown[0]:
+            shown[0] = done // step
+            progress.note(f"  building the kit's judge programs: {done}/{total} steps")
+
+    progress.note("building the kit's part (judge programs, workers, references; only what changed)...")
+    whole = build.build_targets(options.build_dir, everything, grader_settings["build_timeout_s"], options.root,
+                                progress=show, keep_going=True)
+    for lab, lab_targets in targets.items():
+        # After a failed whole build, each lab again alone: a no-op where it succeeded,
+        # its own errors where it did not.
+        result = whole if whole.ok else build.build_targets(
+            options.build_dir, lab_targets, grader_settings["build_timeout_s"], options.root)
+        if not result.ok:
+            kit.failed[lab] = result
+            continue
+        if options.impl != SOLUTION:
+            try:
+                kit.commands[lab] = build.student_commands(options.build_dir, lab, options.root)
+            except build.CommandsError as exc:
+                kit.command_errors[lab] = str(exc)
+    return kit
+
+
+def build_students(options: Options, labs: list[str], kit: KitBuild, taken: overlay.Overlay,
+                   progress: Progress) -> dict[str, build.StudentBuild]:
+    """Compile each lab's student file into its own library, the labs side by side."""
+    grader_settings = options.config.grader
+    limits = proc.Limits(memory_bytes=grader_settings["compile_memory_mb"] << 20,
+                         file_bytes=grader_settings["compile_file_mb"] << 20)
+    wanted = [lab for lab in labs if lab in kit.commands and lab not in taken.missing]
+    if not wanted:
+        return {}
+    progress.note(f"compiling the student files of {len(wanted)} lab(s)...")
+
+    def one(lab: str) -> build.StudentBuild:
+        source = options.work_dir / "labs" / lab / f"{lab}.cu"
+        return build.build_student(options.build_dir, kit.commands[lab], source, options.student_dir / lab, lab,
+                                   timeout=grader_settings["student_build_timeout_s"], limits=limits,
+                                   display_root=options.work_dir)
+
+    workers = max(1, min(len(wanted), os.cpu_count() or 1))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        return dict(zip(wanted, pool.map(one, wanted)))
+
+
+def _not_built(kit: KitBuild, taken: overlay.Overlay, lab: str) -> str:
+    """Why a lab's student library was not built."""
+    if kit.configured is not None and not kit.configured.ok:
+        return kit.configured.message
+    if lab in kit.failed:
+        return "the kit's own programs for this lab did not build:\n" + kit.failed[lab].message
+    if lab in kit.command_errors:
+        return kit.command_errors[lab]
+    return taken.missing.get(lab, "not built")
+
+
+def _builds_reference(options: Options, lab: str) -> bool:
+    """Whether this run builds lab's reference library (else it comes from --reference or is absent)."""
+    return options.reference_dir is None and (options.root / "solutions" / lab).is_dir()
 
 
 def _fail_all(run: GradingRun, labs: list[str], progress: Progress, message: str) -> GradingRun:
@@ -190,80 +355,120 @@ def _checkpoint(run: GradingRun, checkpoint: Callable[[GradingRun], None] | None
         pass
 
 
-def grade_lab(options: Options, lab: str, configured: build.BuildResult | None,
-              stage: Callable[[str], None]) -> LabResult:
-    """Build, test, time and score one lab."""
+def _implementation(options: Options, lab: str, kit: KitBuild, student: build.StudentBuild | None,
+                    result: LabResult) -> Path | None:
+    """The library under test, or None after marking `result` BUILD_ERROR."""
+    if options.impl == SOLUTION:
+        reference, missing = _reference(options, lab)
+        if reference is None:
+            _fail(result, status.MISSING, missing or f"lib{lab}_solution.so not found: --impl solution needs the "
+                  "instructor's kit (solutions/) or --reference")
+        return reference
+    if lab in kit.command_errors:
+        _fail(result, status.BUILD_ERROR, kit.command_errors[lab])
+        return None
+    if student is not None:
+        result.reproduce["build"] = student.command
+        if not student.ok:
+            _fail(result, status.BUILD_ERROR, student.message, student.command, student.output)
+            return None
+        return student.library
+    library = options.student_dir / lab / f"lib{lab}_student.so"
+    if options.no_build and not library.is_file():
+        library = options.build_dir / "lib" / f"lib{lab}_student.so"  # the kit's own build of the file
+    if not library.is_file():
+        _fail(result, status.BUILD_ERROR, f"{library} not found: build the lab (run the grader without --no-build)")
+        return None
+    return library
+
+
+def test_lab(options: Options, lab: str, kit: KitBuild, student: build.StudentBuild | None,
+             taken: overlay.Overlay, stage: Callable[[str], None]) -> LabResult:
+    """Phase one of a lab whose build is done: static checks, tests, sanitizer. The result
+    remembers the library under test for phase two (time_lab)."""
     settings = options.config.lab(lab)
     result = _blank(options, lab, status.PASS)
-    prefix = lab if options.impl != SOLUTION else f"{lab}_solution"
-    if not (options.root / "labs" / lab / f"{lab}.h").is_file():
-        return _fail(result, status.MISSING, f"labs/{lab}/{lab}.h not found: this kit has no {lab} lab "
+    if not (options.root / "labs" / lab / "lab.json").is_file():
+        return _fail(result, status.MISSING, f"labs/{lab}/lab.json not found: this kit has no {lab} lab "
                      "(is --root the kit's top directory?)")
-    has_solution = (options.root / "solutions" / lab).is_dir()
-    if options.impl == SOLUTION and not has_solution:
-        return _fail(result, status.MISSING, f"solutions/{lab} not found: --impl solution needs "
-                     "the instructor's kit")
+    if kit.configured is not None and not kit.configured.ok:
+        return _fail(result, status.BUILD_ERROR, kit.configured.message, kit.configured.command,
+                     kit.configured.output)
+    if lab in kit.failed:
+        failed = kit.failed[lab]
+        return _fail(result, status.BUILD_ERROR, "the kit's own programs for this lab did not build (not your "
+                     "file: the tests, the bench or the judge):\n" + failed.message, failed.command, failed.output)
+    impl = _implementation(options, lab, kit, student, result)
+    if impl is None:
+        return result
+    if options.impl != SOLUTION and (student is not None or not options.no_build):  # they compile: not with --no-build
+        run_checks(options, lab, result, taken, student, stage)
+        if result.status is status.BUILD_ERROR:
+            return result
 
-    # Build.
-    if not options.no_build:
-        stage("building")
-        if configured is not None and not configured.ok:
-            return _fail(result, status.BUILD_ERROR, configured.message, configured.command, configured.output)
-        targets = [f"{prefix}_test", f"{prefix}_bench"]
-        if has_solution and options.reference_dir is None and not options.skip_bench:
-            targets.append(f"{lab}_solution")  # the reference library the bench times against
-        built = build.build_targets(options.build_dir, targets, options.config.grader["build_timeout_s"],
-                                    options.root)
-        result.reproduce["build"] = built.command
-        if not built.ok:
-            return _fail(result, status.BUILD_ERROR, built.message, built.command, built.output)
-
-    # Correctness.
-    test_bin = options.build_dir / "bin" / f"{prefix}_test"
+    # Correctness: the judge runs the tests; the implementation runs in its worker.
+    test_bin = options.build_dir / "bin" / f"{lab}_judge_test"
     if not proc.is_executable(test_bin):
-        return _fail(result, status.BUILD_ERROR, f"test binary {test_bin} not found: build the lab "
+        return _fail(result, status.BUILD_ERROR, f"judge program {test_bin} not found: build the lab "
                      "(run the grader without --no-build)")
+    judge_args = [f"--impl={impl}", f"--call-timeout={options.config.grader['call_timeout_s']}"]
     stage("testing")
     tests = gtest.run_tests(test_bin, seed=options.seed, timeout=options.config.grader["test_timeout_s"],
-                            json_path=options.results_dir / f"{lab}.gtest.json", cwd=options.root)
+                            json_path=options.results_dir / f"{lab}.gtest.json", cwd=options.root,
+                            extra_args=judge_args)
     result.reproduce["test"] = tests.command
     result.correctness = score.score_correctness(tests.tests, settings)
     for row in result.correctness.tests:
-        row["message"] = row["message"].replace(f"{options.root}/", "")  # kit-relative paths read better
+        row["message"] = row["message"].replace(f"{options.root}/", "").replace(f"{options.work_dir}/", "")
         if row["status"] == "failed":
             row["reproduce"] = tests.reproduce(row["name"])
     result.status, result.message, result.output = tests.status, tests.message, tests.output
-    if tests.status is not status.PASS:
+    hung = next((t for t in tests.tests if t.outcome == "failed" and HANG_MARK in t.message), None)
+    if hung is not None and tests.status in (status.PASS, status.PARTIAL):
+        result.status = status.TIMEOUT
+        result.message = f"{tests.message}; a call hung in {hung.name}: {hung.message.splitlines()[0]}"
+        tests.running_test = hung.name
+    if result.status is not status.PASS:
         result.command = tests.reproduce(tests.running_test) if tests.running_test else tests.command
-        stage(tests.message if tests.status is status.PARTIAL else tests.status.label)
+        stage(tests.message if result.status is status.PARTIAL else result.status.label)
         result.performance = score.score_performance(
             None, settings, correctness_full=result.correctness.full,
-            unavailable=f"not timed: the tests ended in {tests.status.name}")
-        if tests.status is status.PARTIAL:
-            run_sanitizer(options, result, test_bin, stage)
+            unavailable=f"not timed: the tests ended in {result.status.name}")
+        if result.status in (status.PARTIAL, status.TIMEOUT):
+            run_sanitizer(options, result, test_bin, judge_args, stage)
         return result
     stage(tests.message)
-    run_sanitizer(options, result, test_bin, stage)
+    run_sanitizer(options, result, test_bin, judge_args, stage)
+    result.implementation = impl
+    return result
 
-    # Performance.
+
+def time_lab(options: Options, result: LabResult, stage: Callable[[str], None]) -> None:
+    """Phase two: the judge times the student's and the reference's workers (a lab whose
+    tests all passed), and scores the performance."""
+    lab, impl = result.lab, result.implementation
+    if impl is None or result.status is not status.PASS:
+        return
+    settings = options.config.lab(lab)
     if options.skip_bench:
         result.performance = score.score_performance(None, settings, correctness_full=True,
                                                      unavailable="bench skipped (--skip-bench)")
-        return result
-    bench_bin = options.build_dir / "bin" / f"{prefix}_bench"
+        return
+    bench_bin = options.build_dir / "bin" / f"{lab}_judge_bench"
     if not proc.is_executable(bench_bin):
         result.performance = score.score_performance(None, settings, correctness_full=True,
                                                      unavailable="bench binary not found")
-        return _fail(result, status.BUILD_ERROR, f"bench binary {bench_bin} not found: build the lab "
-                     "(run the grader without --no-build), or pass --skip-bench")
+        _fail(result, status.BUILD_ERROR, f"judge program {bench_bin} not found: build the lab "
+              "(run the grader without --no-build), or pass --skip-bench")
+        return
     reference, missing_reference = _reference(options, lab)
     stage("timing")
-    timed = _bench(options, lab, bench_bin, reference, settings.reference_variant, 1)
+    timed = _bench(options, lab, bench_bin, impl, reference, settings.reference_variant, 1)
     result.bench_runs = 1
     while result.bench_runs <= options.config.grader["bench_reruns"] and bench.is_noisy(timed):
         result.bench_runs += 1
         stage("noisy, timing again")
-        again = _bench(options, lab, bench_bin, reference, settings.reference_variant, result.bench_runs)
+        again = _bench(options, lab, bench_bin, impl, reference, settings.reference_variant, result.bench_runs)
         timed = bench.less_noisy(timed, again)
     if result.bench_runs > 1:
         result.notes.append(f"the bench's student/reference ratio was noisy: it ran {result.bench_runs} times "
@@ -277,18 +482,45 @@ def grade_lab(options: Options, lab: str, configured: build.BuildResult | None,
         unavailable=f"the bench failed: {timed.message}")
     if missing_reference:
         result.performance = score.Performance(0.0, settings.performance_points, reason=missing_reference)
-    return result
 
 
-def _bench(options: Options, lab: str, binary: Path, reference: Path | None, variant: str,
+def _bench(options: Options, lab: str, binary: Path, impl: Path, reference: Path | None, variant: str,
            attempt: int) -> bench.BenchRun:
     name = f"{lab}.bench.json" if attempt == 1 else f"{lab}.bench.{attempt}.json"
     return bench.run_bench(binary, seed=options.seed, timeout=options.config.grader["bench_timeout_s"],
                            json_path=options.results_dir / name, reference=reference, variant=variant,
-                           cwd=options.root)
+                           cwd=options.root, impl=impl)
 
 
-def run_sanitizer(options: Options, result: LabResult, test_bin: Path, stage: Callable[[str], None]) -> None:
+def run_checks(options: Options, lab: str, result: LabResult, taken: overlay.Overlay,
+               student: build.StudentBuild | None, stage: Callable[[str], None]) -> None:
+    """The static checks on the compiled student file (check.py): findings become rules."""
+    try:
+        from grader import check
+    except ImportError:  # a kit without the checks: the regular-expression rules stand in
+        return
+    lab_manifest = manifest.by_name(options.root).get(lab)
+    if lab_manifest is None:
+        return
+    files = [options.work_dir / rel for rel in taken.copied.get(lab, [])]
+    stage("checking")
+    checked = check.check_lab(options.root, lab_manifest, files, work_dir=options.own_dir / "checks" / lab,
+                              object_file=student.object if student is not None and student.ok else None)
+    result.checked = checked.ok
+    if getattr(checked, "exceeded", False):  # the checks' compile hit a limit: a bomb, not a clean file
+        _fail(result, status.BUILD_ERROR, f"static checks: {checked.message}",
+              checked.commands[0] if checked.commands else "")
+        return
+    if not checked.ok:
+        result.notes.append(f"static checks: {checked.message}")
+        return
+    result.rules += [finding.as_dict() for finding in checked.findings]
+    if checked.commands:
+        result.reproduce["check"] = checked.commands[0]
+
+
+def run_sanitizer(options: Options, result: LabResult, test_bin: Path, judge_args: list[str],
+                  stage: Callable[[str], None]) -> None:
     """The compute-sanitizer stage, when the lab's settings ask for it (result.sanitizer)."""
     settings = options.config.lab(result.lab)
     if options.no_sanitizer or not settings.sanitizer or not settings.sanitizer_tools:
@@ -308,7 +540,8 @@ def run_sanitizer(options: Options, result: LabResult, test_bin: Path, stage: Ca
     stage("sanitizer")
     found = sanitize.run(test_bin, tools=settings.sanitizer_tools, test_filter=settings.sanitizer_filter,
                          seed=options.seed, timeout=options.config.grader["sanitizer_timeout_s"],
-                         root=options.root, cwd=options.root, sanitizer=tool)
+                         root=options.work_dir, cwd=options.root, sanitizer=tool, extra_args=judge_args,
+                         log_dir=options.results_dir / f"{result.lab}.sanitizer")
     result.sanitizer = found
     if found.runs:  # the command of the first tool that found something, else the first tool's
         first = next((run for run in found.runs if run.status == "errors"), found.runs[0])
@@ -317,14 +550,17 @@ def run_sanitizer(options: Options, result: LabResult, test_bin: Path, stage: Ca
     stage(f"{len(found.findings)} sanitizer finding(s)" if found.findings else "clean")
 
 
-def apply_rules(options: Options, result: LabResult) -> None:
-    """Checks the lab's required and forbidden patterns (built-in ones for student code)."""
+def apply_rules(options: Options, result: LabResult, taken: overlay.Overlay | None = None) -> None:
+    """The lab's required and forbidden patterns from the config and the manifest, and, where the
+    static checks could not run, the built-in patterns in their stead (student code only)."""
     settings = options.config.lab(result.lab)
-    files = rules.sources(options.root, result.lab, options.impl, settings.editable)
-    builtin = {} if options.impl == SOLUTION else {
+    source_root = options.work_dir if taken is not None and options.impl != SOLUTION else options.root
+    files = rules.sources(source_root, result.lab, options.impl, settings.editable)
+    builtin = {} if options.impl == SOLUTION or result.checked else {
         name: rule for name, rule in rules.BUILTIN_RULES.items() if name not in settings.allow}
-    findings = rules.check(options.root, files, settings.required_patterns, settings.forbidden_patterns, builtin)
-    result.rules = [f.as_dict() for f in findings]
+    findings = rules.check(source_root, files, settings.required_patterns, settings.forbidden_patterns, builtin)
+    allowed = set(settings.allow)
+    result.rules = [r for r in result.rules if r.get("rule") not in allowed] + [f.as_dict() for f in findings]
 
 
 def apply_deductions(options: Options, result: LabResult) -> None:
@@ -349,8 +585,9 @@ def _reference(options: Options, lab: str) -> tuple[Path | None, str]:
             return path, ""
         return None, f"{score.NO_REFERENCE} ({path} not found)"
     path = options.build_dir / "lib" / name
-    # Not there: the bench looks for the solution library of its own build.
-    return (path if path.is_file() else None), ""
+    if path.is_file():
+        return path, ""
+    return None, f"{score.NO_REFERENCE} ({path} not found: the kit has no solutions/{lab})"
 
 
 def _blank(options: Options, lab: str, code: ResultCode) -> LabResult:

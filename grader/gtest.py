@@ -96,14 +96,17 @@ class TestRun:
         return f"{self.command} {shlex.quote('--gtest_filter=' + test)}"
 
 
-def run_tests(binary: Path, *, seed: int, timeout: float, json_path: Path, cwd: Path | None = None) -> TestRun:
-    """List the tests of `binary`, run them with the grading seed and classify the outcome."""
+def run_tests(binary: Path, *, seed: int, timeout: float, json_path: Path, cwd: Path | None = None,
+              extra_args: list[str] | None = None) -> TestRun:
+    """List the tests of `binary`, run them with the grading seed and classify the outcome.
+    `extra_args` go first (the judge's --impl=...)."""
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.unlink(missing_ok=True)  # a stale file must not pass for this run's
-    command = proc.command_string([binary, f"--seed={seed}"])
-    listed = list_tests(binary, seed=seed, timeout=min(timeout, LIST_TIMEOUT_S), cwd=cwd)
+    extra = list(extra_args or [])
+    command = proc.command_string([binary, *extra, f"--seed={seed}"])
+    listed = list_tests(binary, seed=seed, timeout=min(timeout, LIST_TIMEOUT_S), cwd=cwd, extra_args=extra)
     try:
-        result = proc.run([binary, f"--gtest_output=json:{json_path}", f"--seed={seed}"],
+        result = proc.run([binary, *extra, f"--gtest_output=json:{json_path}", f"--seed={seed}"],
                           timeout=timeout, env={"LABKIT_SEED": str(seed)}, cwd=cwd)
     except proc.LaunchError as exc:
         return TestRun(status.ERROR, f"{exc}: rebuild the lab, or check the file's permissions",
@@ -111,10 +114,11 @@ def run_tests(binary: Path, *, seed: int, timeout: float, json_path: Path, cwd: 
     return classify(result, _read_json(json_path), timeout=timeout, command=command, listed=listed)
 
 
-def list_tests(binary: Path, *, seed: int, timeout: float, cwd: Path | None = None) -> list[str] | None:
+def list_tests(binary: Path, *, seed: int, timeout: float, cwd: Path | None = None,
+               extra_args: list[str] | None = None) -> list[str] | None:
     """The tests `binary` would run (`--gtest_list_tests`), or None when it cannot say."""
     try:
-        result = proc.run([binary, "--gtest_list_tests", f"--seed={seed}"], timeout=timeout,
+        result = proc.run([binary, *(extra_args or []), "--gtest_list_tests", f"--seed={seed}"], timeout=timeout,
                           env={"LABKIT_SEED": str(seed)}, cwd=cwd)
     except proc.LaunchError:
         return None

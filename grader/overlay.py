@@ -1,15 +1,13 @@
-"""Instructor mode: grade a submission on a pristine copy of the kit.
+"""The files that are graded: a submission's editable files, and nothing else.
 
 A student's repository may contain changed tests, a changed bench, a changed grader or
-CMake file. None of that may count: the grader keeps a work tree that is the pristine
-kit (the instructor's copy) with only the student-editable files of the submission
-copied over it (`editable` in the config, by default `labs/<lab>/<lab>.cu`), and builds
-there. Other files of the submission that differ from the pristine kit are listed in
-the report as ignored changes.
-
-The work tree is kept in step file by file (a file is rewritten only when its content
-changes, with a fresh modification time), so the next submission graded with the same
-build directory recompiles only what differs: grading a class reuses one build.
+CMake file. None of that may count: the grader copies only the student-editable files
+(`editable` in the manifest and the config, by default `labs/<lab>/<lab>.cu`) into a
+clean folder, and compiles them there against the pristine kit (the instructor's copy),
+so that not even a header placed next to the student's file can stand in for the kit's.
+Other files of the submission that differ from the pristine kit are listed in the
+report as ignored changes. Grading a kit's own files (no --submission) takes the same
+path, with the kit as both the source and the pristine kit.
 """
 
 from __future__ import annotations
@@ -75,9 +73,10 @@ def editable_files(root: Path, lab: str, patterns: list[str]) -> list[tuple[str,
 
 def prepare(pristine: Path, submission: Path, work: Path, labs: list[str],
             patterns_of: Callable[[str], list[str]], exclude: list[Path] | None = None) -> Overlay:
-    """Make `work` the pristine kit plus the editable files of `submission` for `labs`.
+    """Copy the editable files of `submission` for `labs` into the clean folder `work` (emptied
+    first), and list the submission's other changes against `pristine`.
 
-    `exclude` names directories never copied or compared (the build directory)."""
+    `exclude` names directories never compared (the build directory)."""
     pristine, submission, work = pristine.resolve(), submission.resolve(), work.resolve()
     if not pristine.is_dir():
         raise OverlayError(f"pristine kit {pristine} is not a directory: pass --pristine (or set "
@@ -87,9 +86,7 @@ def prepare(pristine: Path, submission: Path, work: Path, labs: list[str],
                            "repository (a local clone)")
     skip = [work] + [p.resolve() for p in (exclude or [])]
     result = Overlay(pristine, submission, work)
-    # The pristine kit's files (a dangling link in it is left out rather than failing the run).
-    desired = {rel: path for rel, path in _files(pristine, skip) if path.exists()}
-
+    wanted: dict[str, Path] = {}
     editable: set[str] = set()
     for lab in labs:
         taken = []
@@ -99,12 +96,12 @@ def prepare(pristine: Path, submission: Path, work: Path, labs: list[str],
             if problem:
                 result.missing.setdefault(lab, problem)
                 continue
-            desired[rel] = path
+            wanted[rel] = path
             taken.append(rel)
         result.copied[lab] = taken
-
-    _sync(desired, work)
-    _compare(result, pristine, submission, editable, skip)
+    _sync(wanted, work)
+    if submission != pristine:
+        _compare(result, pristine, submission, editable, skip)
     return result
 
 
@@ -145,35 +142,33 @@ def _files(top: Path, skip: list[Path], limit: int | None = None) -> Iterator[tu
             yield path.relative_to(top).as_posix(), path
 
 
-def _sync(desired: dict[str, Path], work: Path) -> None:
-    """Make the files under `work` exactly `desired` (relative path -> source)."""
+def _sync(wanted: dict[str, Path], work: Path) -> None:
+    """Make `work` hold exactly the files `wanted` (relative path -> source).
+
+    A file is rewritten only when its content changes, with a fresh modification time:
+    the grader compares times to tell what to check again."""
     work.mkdir(parents=True, exist_ok=True)
-    for rel, src in desired.items():
+    for rel, src in wanted.items():
         dst = work / rel
         if dst.is_file() and not dst.is_symlink() and _same(src, dst):
             continue
+        old_mtime = dst.lstat().st_mtime_ns if dst.is_file() or dst.is_symlink() else 0
         if dst.is_symlink() or dst.is_file():
-            old_mtime = dst.lstat().st_mtime_ns
             dst.unlink()
-        else:
-            old_mtime = 0
-            if dst.is_dir():
-                shutil.rmtree(dst)
+        elif dst.is_dir():
+            shutil.rmtree(dst)
         for parent in reversed(Path(rel).parents[:-1]):  # a file where a folder must be
             if (work / parent).is_file() or (work / parent).is_symlink():
                 (work / parent).unlink()
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
-        shutil.copymode(src, dst)
-        # A fresh, strictly newer modification time, so the build rebuilds what uses it
-        # (a copied time could be older than the object file of the previous submission).
-        now = max(time.time_ns(), old_mtime + 1_000_000)
+        now = max(time.time_ns(), old_mtime + 1_000_000)  # strictly newer than the last one's
         os.utime(dst, ns=(now, now))
     for folder, dirs, files in os.walk(work, topdown=False):
         here = Path(folder)
         for name in files:
             path = here / name
-            if path.relative_to(work).as_posix() not in desired:
+            if path.relative_to(work).as_posix() not in wanted:
                 path.unlink()
         for name in dirs:
             path = here / name

@@ -1,20 +1,31 @@
 """Run one subprocess safely: argument list, timeout, capped output, no survivors.
 
-Every program the grader starts (cmake, test, bench and sanitizer runs) goes through
-`run`. Its output is drained from pipes by reader threads that keep only the head and
-the tail, so a child printing gigabytes fills neither the grader's memory nor the disk,
-and never blocks on a full pipe.
+Every program the grader starts (cmake, compilers, test, bench and sanitizer runs) goes
+through `run`. Its output is drained from pipes by reader threads that keep only the
+head and the tail, so a child printing gigabytes fills neither the grader's memory nor
+the disk, and never blocks on a full pipe.
+
+No survivors: each run marks its environment with an id (LABKIT_RUN_IDS), which every
+process it starts inherits; when the run ends, by itself, by its timeout or by Ctrl-C,
+every process still carrying the mark is ended, first politely (SIGTERM), then by force
+(SIGKILL). That reaches what a process group does not: compilers that Ninja starts in
+groups of their own, and processes that left with setsid().
+
+`limits` bounds each process of a run (memory, size of the files it writes): a
+compiler fed a template bomb fails within a minute instead of filling the machine.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import shlex
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -24,6 +35,47 @@ CAP_BYTES = 64 * 1024
 READ_CHUNK = 64 * 1024
 # Seconds to wait for the output readers once the process group is gone.
 READER_GRACE_S = 5.0
+# The environment variable that marks a run's processes (a ':'-separated list of ids).
+RUN_IDS = "LABKIT_RUN_IDS"
+# Seconds between SIGTERM and SIGKILL for a run's survivors.
+POLITE_S = 2.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-process limits of a run (None: unlimited)."""
+
+    memory_bytes: int | None = None  # address space of each process (RLIMIT_AS)
+    file_bytes: int | None = None  # largest file a process may write (RLIMIT_FSIZE)
+
+    def apply(self) -> None:
+        """Sets the limits on the calling process (runs in the child before exec)."""
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if self.memory_bytes is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes))
+        if self.file_bytes is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_bytes, self.file_bytes))
+
+
+# The runs in progress (run id -> child), so that an interrupted grader can end them all,
+# also those that other threads of it started.
+_ACTIVE: dict[str, subprocess.Popen[bytes]] = {}
+_ACTIVE_LOCK = threading.Lock()
+
+
+def cancel_all() -> None:
+    """Ends every run in progress and everything it started (Ctrl-C while labs are tested
+    side by side): politely, then by force."""
+    with _ACTIVE_LOCK:
+        active = list(_ACTIVE.items())
+    for run_id, child in active:
+        try:
+            os.killpg(child.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+    for run_id, child in active:
+        end_marked(run_id)
+        _kill_group(child)
 
 
 class LaunchError(Exception):
@@ -84,15 +136,20 @@ def run(
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
     cap: int = CAP_BYTES,
+    limits: Limits | None = None,
+    line_callback: Callable[[str], None] | None = None,
 ) -> ProcResult:
     """Run `cmd` (never through a shell) and wait at most `timeout` seconds.
 
-    `env` holds overrides on top of the grader's own environment. On timeout, or if
-    the grader is interrupted, the child's whole process group is killed, so a hung
-    GPU program and anything it spawned are gone when this returns.
+    `env` holds overrides on top of the grader's own environment. When the run ends (by
+    itself, on timeout, or because the grader is interrupted) every process it started
+    is ended, so a hung GPU program and anything it spawned are gone when this returns.
+    `line_callback` is called with each line of stdout as it arrives (progress).
     """
     args = [str(arg) for arg in cmd]
-    full_env = {**os.environ, **env} if env else None
+    run_id = uuid.uuid4().hex
+    full_env = {**os.environ, **(env or {})}
+    full_env[RUN_IDS] = ":".join(filter(None, [os.environ.get(RUN_IDS, ""), run_id]))
     start = time.monotonic()
     timed_out = False
     try:
@@ -102,23 +159,32 @@ def run(
         child = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=full_env, cwd=cwd, start_new_session=True,
+            preexec_fn=limits.apply if limits is not None else None,
         )
     except OSError as exc:
         raise LaunchError(f"cannot run {args[0]}: {exc.strerror or exc}") from exc
+    with _ACTIVE_LOCK:
+        _ACTIVE[run_id] = child
     # One thread per stream drains the pipe as fast as the child writes, keeping only
     # the head and the tail: memory stays bounded and the child never blocks.
     out, err = _Capture(cap), _Capture(cap)
-    readers = [_start_reader(child.stdout, out), _start_reader(child.stderr, err)]
+    readers = [_start_reader(child.stdout, out, line_callback), _start_reader(child.stderr, err)]
     try:
         child.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
     except BaseException:
         _kill_group(child)
+        end_marked(run_id)
+        with _ACTIVE_LOCK:
+            _ACTIVE.pop(run_id, None)
         raise
     # Also after a normal exit: a background child left in the group (a helper
     # the test spawned) must not outlive the grading of this lab.
     _kill_group(child)
+    end_marked(run_id)
+    with _ACTIVE_LOCK:
+        _ACTIVE.pop(run_id, None)
     duration = time.monotonic() - start
     for reader, stream in zip(readers, (child.stdout, child.stderr)):
         # A process that left the group (setsid) may still hold the pipe open: do not
@@ -143,6 +209,64 @@ def _kill_group(child: subprocess.Popen[bytes]) -> None:
     except (ProcessLookupError, PermissionError):
         pass  # the group is already empty
     child.wait()
+
+
+def marked_processes(run_id: str) -> list[int]:
+    """The processes whose environment carries `run_id` (those of one run)."""
+    mark = f"{RUN_IDS}=".encode()
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            continue  # gone, or not ours to read
+        for item in environ.split(b"\0"):
+            if item.startswith(mark) and run_id.encode() in item[len(mark):].split(b":"):
+                found.append(int(entry))
+                break
+    return found
+
+
+def end_marked(run_id: str, polite_s: float = POLITE_S) -> int:
+    """Ends every process of run `run_id`: SIGTERM, then SIGKILL for the ones still there.
+    Returns how many were found."""
+    victims = marked_processes(run_id)
+    if not victims:
+        return 0
+    for pid in victims:
+        _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + polite_s
+    while time.monotonic() < deadline:
+        victims = [pid for pid in victims if _alive(pid)]
+        if not victims:
+            return 0
+        time.sleep(0.05)
+    for pid in marked_processes(run_id):
+        _signal(pid, signal.SIGKILL)
+    return len(victims)
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[-1].split()[0]
+        return state != b"Z"
+    except (OSError, IndexError):
+        return False
 
 
 class _Capture:
@@ -177,9 +301,11 @@ class _Capture:
             return bytes(self.head + note + self.tail).decode(errors="replace"), cut
 
 
-def _start_reader(stream: BinaryIO, capture: _Capture) -> threading.Thread:
+def _start_reader(stream: BinaryIO, capture: _Capture,
+                  line_callback: Callable[[str], None] | None = None) -> threading.Thread:
     def drain() -> None:
         fd = stream.fileno()
+        pending = b""
         while True:
             try:
                 chunk = os.read(fd, READ_CHUNK)
@@ -188,6 +314,15 @@ def _start_reader(stream: BinaryIO, capture: _Capture) -> threading.Thread:
             if not chunk:
                 return
             capture.add(chunk)
+            if line_callback is not None:
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                pending = pending[-4096:]  # a line without end is not kept whole
+                for line in lines:
+                    try:
+                        line_callback(line.decode(errors="replace"))
+                    except Exception:  # a progress display must not stop the drain
+                        pass
 
     thread = threading.Thread(target=drain, name="grader-output-reader", daemon=True)
     thread.start()

@@ -64,6 +64,10 @@ BUILTIN_RULES: dict[str, tuple[str, str]] = {
 }
 
 
+# The rules of the static checks of the compiled object (check.py), by name.
+CHECK_RULES: tuple[str, ...] = ("include", "symbol", "defines", "cub", "constructor", "syscall")
+
+
 @dataclass
 class Finding:
     """One broken rule, where the student can see it."""

@@ -140,14 +140,20 @@ def find_sanitizer() -> Path | None:
 
 
 def run(binary: Path, *, tools: list[str], test_filter: str, seed: int, timeout: float,
-        root: Path | None = None, cwd: Path | None = None, sanitizer: Path | None = None) -> SanitizerResult:
+        root: Path | None = None, cwd: Path | None = None, sanitizer: Path | None = None,
+        extra_args: list[str] | None = None, log_dir: Path | None = None) -> SanitizerResult:
     """Run each tool on `binary` with `--gtest_filter=test_filter`; file paths in findings are
-    made relative to `root`."""
+    made relative to `root`. `extra_args` go to the binary first (the judge's --impl=...).
+
+    With `log_dir`, the tool follows the judge's worker processes (--target-processes all)
+    and writes its report to a file there, which is what is read: the worker's own output,
+    which the student's code can print into, never counts."""
     sanitizer = sanitizer or find_sanitizer()
     if sanitizer is None:
         return not_found(test_filter)
     runs = [run_tool(sanitizer, tool, binary, test_filter=test_filter, seed=seed, timeout=timeout,
-                     root=root, cwd=cwd) for tool in tools]
+                     root=root, cwd=cwd, extra_args=extra_args,
+                     log_file=log_dir / f"{tool}.log" if log_dir is not None else None) for tool in tools]
     return SanitizerResult(True, filter=test_filter, runs=runs)
 
 
@@ -159,21 +165,35 @@ def not_found(test_filter: str = "") -> SanitizerResult:
 
 
 def run_tool(sanitizer: Path, tool: str, binary: Path, *, test_filter: str, seed: int, timeout: float,
-             root: Path | None = None, cwd: Path | None = None) -> ToolRun:
+             root: Path | None = None, cwd: Path | None = None, extra_args: list[str] | None = None,
+             log_file: Path | None = None) -> ToolRun:
     """One tool on the filtered tests, classified."""
-    args = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", str(PRINT_LIMIT),
-            "--report-api-errors", "no", binary, f"--gtest_filter={test_filter}", f"--seed={seed}"]
+    args: list[str | Path] = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT),
+                              "--print-limit", str(PRINT_LIMIT), "--report-api-errors", "no"]
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        log_file.unlink(missing_ok=True)
+        args += ["--target-processes", "all", "--log-file", log_file]
+    args += [binary, *(extra_args or []), f"--gtest_filter={test_filter}", f"--seed={seed}"]
     env = {"LABKIT_SEED": str(seed)}
     try:
         result = proc.run(args, timeout=timeout, env=env, cwd=cwd)
     except proc.LaunchError as exc:
         return ToolRun(tool, "failed", proc.command_string(args, env), note=f"{exc}: check the CUDA toolkit")
-    return classify(tool, result, root=root, timeout=timeout)
+    report = None
+    if log_file is not None:
+        try:
+            report = log_file.read_text(errors="replace")[-(4 * proc.CAP_BYTES):]
+        except OSError:
+            report = ""
+    return classify(tool, result, root=root, timeout=timeout, report=report)
 
 
-def classify(tool: str, result: proc.ProcResult, *, root: Path | None = None, timeout: float = 0.0) -> ToolRun:
-    """Turn one finished tool run into a ToolRun."""
-    output = result.stdout + "\n" + result.stderr
+def classify(tool: str, result: proc.ProcResult, *, root: Path | None = None, timeout: float = 0.0,
+             report: str | None = None) -> ToolRun:
+    """Turn one finished tool run into a ToolRun; `report` is the tool's log file when it wrote
+    one (then the programs' own output is not searched for errors)."""
+    output = report if report is not None else result.stdout + "\n" + result.stderr
     run = ToolRun(tool, "clean", result.command, duration_s=result.duration_s)
     if result.timed_out:
         run.status, run.output = "timeout", result.output_tail()

@@ -79,26 +79,58 @@ def gtest_listing(names: list[str]) -> str:
 
 
 def fake_bench(path: Path, json_fixture: str | None, exit_code: int = 0, argv_log: Path | None = None) -> Path:
-    """A fake bench binary: appends its argv to `argv_log`, copies a recorded JSON to
-    the --json path, exits with `exit_code`."""
+    """A fake bench binary: appends its argv to `argv_log`, writes a recorded JSON to the
+    --json path with what a judge bench echoes of its command line (the seed, the library
+    under test, the reference variant), exits with `exit_code`."""
     lines = ["import json, shutil, sys", "args = sys.argv[1:]"]
     if argv_log:
         lines.append(f"open({str(argv_log)!r}, 'a').write(json.dumps(args) + '\\n')")
     lines.append('if "--json" not in args: sys.exit(2)')
     if json_fixture:
-        lines.append(f"shutil.copy({str(fixture(json_fixture))!r}, args[args.index('--json') + 1])")
+        lines += [
+            f"data = json.load(open({str(fixture(json_fixture))!r}))",
+            "value = lambda flag: next((a.split('=', 1)[1] for a in args if a.startswith(flag + '=')), None)",
+            "if isinstance(data, dict) and data.get('status') == 'ok':",
+            "    data['seed'] = int(value('--seed') or data.get('seed', 0))",
+            "    if value('--impl'): data['judge'] = {'impl': value('--impl')}",
+            "    if '--reference-variant' in args and isinstance(data.get('reference'), dict):",
+            "        data['reference']['variant'] = args[args.index('--reference-variant') + 1]",
+            "json.dump(data, open(args[args.index('--json') + 1], 'w'))",
+        ]
     lines.append(f"sys.exit({exit_code})")
     return write_script(path, "\n".join(lines) + "\n")
 
 
+KIT = Path(__file__).resolve().parents[2]
+
+
 def make_kit(root: Path, labs: list[str], solutions: bool = False) -> Path:
-    """A kit root with the files that make a lab present (labs/<lab>/<lab>.h)."""
-    for lab in labs:
-        (root / "labs" / lab).mkdir(parents=True, exist_ok=True)
-        (root / "labs" / lab / f"{lab}.h").write_text("// interface\n")
+    """A kit root with the files that make a lab present: its manifest (the real kit's
+    when it has the lab, else a minimal one) and its header."""
+    for order, lab in enumerate(labs, 1):
+        folder = root / "labs" / lab
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{lab}.h").write_text("// interface\n")
+        (folder / f"{lab}.cu").write_text(f"// {lab}: the student's file\n")
+        real = KIT / "labs" / lab / "lab.json"
+        if real.is_file():
+            (folder / "lab.json").write_text(real.read_text())
+        else:
+            (folder / "lab.json").write_text(json.dumps({
+                "schema": "labkit-lab", "version": 1, "name": lab, "order": 100 + order, "title": lab,
+                "functions": [lab], "editable": [f"labs/{lab}/{lab}.cu"]}) + "\n")
         if solutions:
             (root / "solutions" / lab).mkdir(parents=True, exist_ok=True)
     return root
+
+
+def fake_libraries(build: Path, labs: list[str]) -> None:
+    """Empty stand-ins for the libraries the judge programs load: the kit's build of each
+    lab's student file and its reference (lib/lib<lab>_student.so, lib<lab>_solution.so)."""
+    (build / "lib").mkdir(parents=True, exist_ok=True)
+    for lab in labs:
+        for kind in ("student", "solution"):
+            (build / "lib" / f"lib{lab}_{kind}.so").write_text("")
 
 
 def alive(pid: int) -> bool:

@@ -1,4 +1,4 @@
-"""Tests of `python3 -m grader batch` (grader/batch.py) with a fake grader.
+"""Tests of `python3 -m grader batch` (grader/instructor/batch.py) with a fake grader.
 
 LABKIT_BATCH_GRADER replaces `python3 -m grader` by a small script that behaves as the
 submission asks (its behaviour.txt): write a report, crash, or hang until stopped.
@@ -11,22 +11,28 @@ import csv
 import io
 import json
 import os
+import shutil
 import sys
 import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import batch
-from grader.tests.helpers import write_script
+from grader.instructor import batch
+from grader.tests.helpers import FIXTURES, write_script
 
 # The fake grader: the arguments batch passes, then what the submission asks for.
 FAKE_GRADER = """
     import json, os, sys, time
     args = sys.argv[1:]
     opt = lambda name: args[args.index(name) + 1]
+    if "--build-only" in args:  # the class's kit build, or a submission's files compiled ahead
+        os.makedirs(opt("--student-dir"), exist_ok=True)
+        if "--submission" in args:
+            open(os.environ["FAKE_CALLS"] + ".built", "a").write(os.path.basename(opt("--submission")) + "\\n")
+        sys.exit(0)
     submission, report, build = opt("--submission"), opt("--json"), opt("--build-dir")
-    valued = {"--submission", "--pristine", "--build-dir", "--json", "--secret-file"}
+    valued = {"--submission", "--pristine", "--build-dir", "--json", "--secret-file", "--student-dir"}
     labs = [a for i, a in enumerate(args) if not a.startswith("--") and args[i - 1] not in valued] or ["vectorAdd", "reduction"]
     open(os.environ["FAKE_CALLS"], "a").write(os.path.basename(submission) + "\\n")
     os.makedirs(build, exist_ok=True)
@@ -195,7 +201,8 @@ class GradeTest(BatchTestCase):
         self.assertTrue(status["timed_out"])
         self.assertEqual(status["exit"], 130)
 
-    # One job per GPU; each job's grader sees one GPU and a share of the cores.
+    # One job per GPU; each job's grader sees one GPU; every submission's files are
+    # compiled once, ahead of its grading, in the build the class shares.
     def test_gpus(self):
         for name in ("a", "b", "c", "d"):
             self.submission(name, "score 100")
@@ -205,7 +212,10 @@ class GradeTest(BatchTestCase):
         self.assertIn("2 at a time, GPUs 3,5", out)
         envs = [json.loads((self.out / "reports" / f"{n}.json").read_text())["env"] for n in "abcd"]
         self.assertEqual({env["CUDA_VISIBLE_DEVICES"] for env in envs}, {"3", "5"})
-        self.assertTrue(all(int(env["CMAKE_BUILD_PARALLEL_LEVEL"]) >= 1 for env in envs))
+        self.assertEqual(sorted(Path(str(self.calls) + ".built").read_text().split()), list("abcd"))
+        argv = json.loads((self.out / "reports" / "a.json").read_text())["argv"]
+        self.assertIn("--prebuilt", argv)
+        self.assertEqual(argv[argv.index("--build-dir") + 1], str(self.out / "work" / "_kit"))
         self.assertEqual(list(self.gradebook()[0]), ["student", "total", "max", "vectorAdd", "status", "seed"])
 
     # Extra grader arguments and the instructor secret reach every grader run.
@@ -276,6 +286,34 @@ class SlurmTest(BatchTestCase):
         code, _, err = self.main(str(roster), "--out", str(self.out), "--task", "3")
         self.assertEqual(code, 2)
         self.assertIn("outside the roster", err)
+
+
+
+class GradebookTest(BatchTestCase):
+    # The gradebook reads the grader's reports through the model every rendering uses
+    # (report.read): the recorded reports as rows.
+    def test_rows_from_recorded_reports(self):
+        layout = batch.Layout(self.out)
+        entries = []
+        for i, name in enumerate(("pass", "partial", "build-error", "missing", "legacy-partial")):
+            path = self.submission(name, "score 0")
+            layout.report(name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(FIXTURES / "reports" / f"{name}.json", layout.report(name))
+            entries.append(batch.Entry(i, i + 2, name, path))
+        rows = {row["student"]: row for row in batch.write_gradebook(entries, layout, None)}
+        self.assertEqual((rows["pass"]["total"], rows["pass"]["max"], rows["pass"]["status"]), (186.67, 200, "ok"))
+        self.assertEqual(rows["pass"]["labs"], {"vectorAdd": 100.0, "reduction": 86.67})
+        self.assertEqual(rows["pass"]["seed"], 77)
+        self.assertEqual(rows["partial"]["status"], "reduction PARTIAL")
+        self.assertEqual(rows["legacy-partial"]["status"], "reduction PARTIAL")
+        self.assertEqual(rows["build-error"]["status"], "scan BUILD_ERROR")
+        self.assertEqual(rows["missing"]["status"], "sort MISSING")
+        lines = (self.out / "gradebook.csv").read_text().splitlines()
+        self.assertEqual(lines[0], "student,total,max,vectorAdd,reduction,scan,sort,status,seed")
+        self.assertEqual(lines[1], "pass,186.67,200,100.0,86.67,,,ok,77")
+        self.assertIsNotNone(batch.complete_report(layout.report("pass"), ["vectorAdd"]))
+        self.assertIsNone(batch.complete_report(layout.report("pass"), ["scan"]))
+        self.assertIsNone(batch.read_report(self.out / "none.json"))
 
 
 if __name__ == "__main__":

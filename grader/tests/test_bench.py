@@ -89,9 +89,34 @@ class RunBenchTest(unittest.TestCase):
             self.assertIsNone(run.status, run.message)
             args = json.loads(log.read_text())
             self.assertEqual(args, ["--json", str(tmp / "b.json"), "--seed=99", "--reference",
-                                    "/ref/libvectorAdd_solution.so", "--reference-variant", "tiled"])
+                                    "/ref/libvectorAdd_solution.so", "--reference-variant", "tiled", "--graded-only"])
             self.assertNotIn("--json", run.command)
             self.assertIn("--seed=99 --reference /ref/libvectorAdd_solution.so", run.command)
+
+    # A judge bench is told the library under test, and a report of anything else than
+    # what was asked (seed, reference variant, library) is not used.
+    def test_workload_fixed_by_the_grader(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            log = tmp / "argv"
+            binary = fake_bench(tmp / "vectorAdd_judge_bench", "bench-ok.json", argv_log=log)
+            impl = tmp / "libvectorAdd_student.so"
+            run = bench.run_bench(binary, seed=99, timeout=20, json_path=tmp / "b.json", reference=None,
+                                  variant="default", impl=impl)
+            self.assertIsNone(run.status, run.message)
+            self.assertIn(f"--impl={impl}", json.loads(log.read_text()))
+            data = load_fixture("bench-ok.json")
+            data.update(seed=99, judge={"impl": str(impl)})
+            self.assertEqual(bench.measured_elsewhere(data, seed=99, variant="default", impl=impl), "")
+            self.assertIn("seed 5", bench.measured_elsewhere({**data, "seed": 5}, seed=99, variant="default",
+                                                             impl=impl))
+            self.assertIn("not timed by the judge", bench.measured_elsewhere({**data, "judge": None}, seed=99,
+                                                                             variant="default", impl=impl))
+            self.assertIn("library", bench.measured_elsewhere({**data, "judge": {"impl": "/other.so"}}, seed=99,
+                                                              variant="default", impl=impl))
+            self.assertIn("reference variant", bench.measured_elsewhere(data, seed=99, variant="tiled", impl=impl))
+            self.assertIn("size", bench.measured_elsewhere({**data, "options": {"size": 1000}}, seed=99,
+                                                           variant="default", impl=impl))
 
 
 if __name__ == "__main__":

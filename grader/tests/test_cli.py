@@ -15,8 +15,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import cli, gtest
-from grader.tests.helpers import fake_bench, fake_gtest, make_kit, write_script
+from grader import cli, gpu, gtest
+from grader.tests.helpers import fake_bench, fake_gtest, fake_libraries, make_kit, write_script
 
 SEGFAULT = """
     print("[ RUN      ] Scan.Large", flush=True)
@@ -24,15 +24,17 @@ SEGFAULT = """
 """
 
 # A fake cmake for the full pipeline: "building" a target copies a prepared fake
-# binary into <build>/bin; targets of the scan lab fail with a compiler error.
+# binary into <build>/bin; the kit's targets of labs named in FAKE_KIT_FAILS fail.
 FAKE_CMAKE = """
     import json, os, shutil, sys
     args = sys.argv[1:]
     open(os.environ["FAKE_CMAKE_LOG"], "a").write(json.dumps(args) + "\\n")
     if args[0] == "--build":
-        build, targets = args[1], args[3:]
-        if any(t.startswith("scan") for t in targets):
-            print("/kit/labs/scan/scan.cu(12): error: identifier \\"tmp\\" is undefined")
+        build = args[1]
+        targets = args[3:args.index("--")] if "--" in args else args[3:]
+        failing = os.environ.get("FAKE_KIT_FAILS", "").split()
+        if any(t.split("_")[0] in failing for t in targets):
+            print("/kit/labs/scan/scan_test.cu(7): error: the kit itself is broken")
             sys.exit(1)
         os.makedirs(os.path.join(build, "bin"), exist_ok=True)
         for t in targets:
@@ -46,6 +48,31 @@ FAKE_CMAKE = """
     build = args[args.index("-B") + 1]
     os.makedirs(build, exist_ok=True)
     open(os.path.join(build, "CMakeCache.txt"), "w").write("# fake\\n")
+"""
+
+# A fake ninja that knows the commands of lib<lab>_student.so (a compile, then a link),
+# as `ninja -t commands` prints them, with a fake compiler.
+FAKE_NINJA = """
+    import os, sys
+    args = sys.argv[1:]
+    lab = args[-1][: -len("_student")]
+    cc, root = os.environ["FAKE_CC"], os.environ["FAKE_ROOT"]
+    print(f"{cc} -I{root}/labs/{lab} -c {root}/labs/{lab}/{lab}.cu -o labs/obj/{lab}.o")
+    print(f": && {cc} -shared -o lib/lib{lab}_student.so labs/obj/{lab}.o && :")
+"""
+
+# The fake compiler: a source that says "tmp" has a compile error; otherwise it writes -o.
+FAKE_CC = """
+    import os, sys
+    args = sys.argv[1:]
+    out = args[args.index("-o") + 1]
+    if "-c" in args:
+        source = args[args.index("-c") + 1]
+        if "tmp" in open(source).read():
+            print(f'{source}(12): error: identifier "tmp" is undefined')
+            sys.exit(1)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    open(out, "w").write("built")
 """
 
 
@@ -66,19 +93,27 @@ class CliTestCase(unittest.TestCase):
         self.addCleanup(patcher.stop)
 
     def fake_labs(self, where: Path) -> None:
-        """vectorAdd passes and is timed; reduction fails two tests; scan segfaults."""
-        fake_gtest(where / "vectorAdd_test", "gtest-1.12-pass.json", "gtest-1.12-pass.stdout.txt")
-        fake_bench(where / "vectorAdd_bench", "bench-ok.json", argv_log=self.bench_log)
-        fake_gtest(where / "reduction_test", "gtest-1.12-fail.json", "gtest-1.12-fail.stdout.txt", exit_code=1)
-        fake_bench(where / "reduction_bench", "bench-ok.json", argv_log=self.bench_log)
-        fake_gtest(where / "scan_test", None, extra=SEGFAULT)
-        fake_bench(where / "scan_bench", "bench-ok.json", argv_log=self.bench_log)
+        """The judge programs: vectorAdd passes and is timed; reduction fails two tests; scan
+        segfaults. And stand-ins for the libraries they load."""
+        fake_gtest(where / "vectorAdd_judge_test", "gtest-1.12-pass.json", "gtest-1.12-pass.stdout.txt")
+        fake_bench(where / "vectorAdd_judge_bench", "bench-ok.json", argv_log=self.bench_log)
+        fake_gtest(where / "reduction_judge_test", "gtest-1.12-fail.json", "gtest-1.12-fail.stdout.txt", exit_code=1)
+        fake_bench(where / "reduction_judge_bench", "bench-ok.json", argv_log=self.bench_log)
+        fake_gtest(where / "scan_judge_test", None, extra=SEGFAULT)
+        fake_bench(where / "scan_judge_bench", "bench-ok.json", argv_log=self.bench_log)
+        fake_libraries(self.build, ["vectorAdd", "reduction", "scan"])
 
-    def main(self, *args: str, sanitizer: bool = False) -> tuple[int, str, str]:
+    def judge(self, lab: str, seed: int) -> str:
+        """The start of a reproduce command of lab's judge test program."""
+        return (f"{self.bin / (lab + '_judge_test')} --impl={self.build / 'lib' / ('lib' + lab + '_student.so')} "
+                f"--call-timeout=60 --seed={seed}")
+
+    def main(self, *args: str, sanitizer: bool = False, gpu_check: bool = False) -> tuple[int, str, str]:
         """cli.main on the fake kit; the sanitizer stage only when asked for (tests of it
-        put a fake compute-sanitizer on PATH)."""
+        put a fake compute-sanitizer on PATH), the check for a GPU likewise."""
         out, err = io.StringIO(), io.StringIO()
         extra = [] if sanitizer else ["--no-sanitizer"]
+        extra += [] if gpu_check else ["--allow-no-gpu"]
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = cli.main(["--root", str(self.root), "--build-dir", str(self.build), *extra, *args])
         return code, out.getvalue(), err.getvalue()
@@ -108,14 +143,16 @@ class GradeNoBuildTest(CliTestCase):
         self.assertEqual(self.row(out, "scan")[:5], ["scan", "CRASH", "0.00/70", "0.00/30", "0.00/100"])
         self.assertIn("146.67/300", self.row(out, "total"))
         # Every failure comes with the command that reproduces it.
-        self.assertIn(f"reproduce: {self.bin / 'reduction_test'} --seed=77 --gtest_filter=CpuReference.FailsWithIndex", out)
+        self.assertIn(f"reproduce: {self.judge('reduction', 77)} --gtest_filter=CpuReference.FailsWithIndex", out)
         self.assertIn("first difference at index 1024", out)
-        self.assertIn(f"reproduce: {self.bin / 'scan_test'} --seed=77 --gtest_filter=Scan.Large", out)
+        self.assertIn(f"reproduce: {self.judge('scan', 77)} --gtest_filter=Scan.Large", out)
         self.assertIn("SIGSEGV in test Scan.Large", out)
 
         # Only the lab whose tests all passed is timed, with the contract's flags.
         self.assertEqual(self.bench_calls(), [["--json", str(self.build / "results" / "vectorAdd.bench.json"),
-                                               "--seed=77", "--reference-variant", "default"]])
+                                               "--seed=77", f"--impl={self.build / 'lib' / 'libvectorAdd_student.so'}",
+                                               "--reference", str(self.build / "lib" / "libvectorAdd_solution.so"),
+                                               "--reference-variant", "default", "--graded-only"]])
 
         report = self.report()
         self.assertEqual((report["schema"], report["version"]), ("labkit-report", 1))
@@ -153,8 +190,9 @@ class GradeNoBuildTest(CliTestCase):
         self.assertEqual(code, 0, out + err)
         self.assertNotIn("[1/1]", out)  # --quiet: no progress
         self.assertIn("1.01x the reference time", out)
-        self.assertEqual(self.bench_calls()[0][2:], ["--seed=5", "--reference", str(reference / "libvectorAdd_solution.so"),
-                                                     "--reference-variant", "fast"])
+        self.assertEqual(self.bench_calls()[0][2:], ["--seed=5", f"--impl={self.build / 'lib' / 'libvectorAdd_student.so'}",
+                                                     "--reference", str(reference / "libvectorAdd_solution.so"),
+                                                     "--reference-variant", "fast", "--graded-only"])
         report = self.report(json_path)
         self.assertEqual([lab["lab"] for lab in report["labs"]], ["vectorAdd"])
         self.assertEqual(report["config"]["path"], str(config))
@@ -167,13 +205,14 @@ class GradeNoBuildTest(CliTestCase):
         self.assertEqual(self.bench_calls(), [])
         self.assertEqual(self.report()["labs"][0]["performance"]["reason"], "bench skipped (--skip-bench)")
 
-    # A lab named on the command line but absent from the kit is MISSING.
+    # A lab named on the command line but absent from the kit (no labs/<lab>/lab.json) is
+    # not one of its labs: a usage error that lists them.
     def test_missing_lab(self):
         self.fake_labs(self.bin)
-        code, out, _ = self.main("--no-build", "Sort", "vectoradd")
-        self.assertEqual(code, 1)
-        self.assertEqual([lab["status"] for lab in self.report()["labs"]], ["PASS", "MISSING"])
-        self.assertIn("labs/sort/sort.h not found", out)
+        code, out, err = self.main("--no-build", "Sort", "vectoradd")
+        self.assertEqual(code, 2)
+        self.assertIn("unknown lab 'Sort'", err)
+        self.assertIn("the labs are vectorAdd, reduction, scan", err)
 
     # --no-build with no binaries: a clear message, not a crash.
     def test_no_binaries(self):
@@ -188,7 +227,7 @@ class GradeNoBuildTest(CliTestCase):
         real = gtest.run_tests
 
         def flaky(binary, **kwargs):
-            if binary.name == "reduction_test":
+            if binary.name == "reduction_judge_test":
                 raise RuntimeError("boom")
             return real(binary, **kwargs)
 
@@ -206,7 +245,7 @@ class GradeNoBuildTest(CliTestCase):
         real = gtest.run_tests
 
         def interrupt(binary, **kwargs):
-            if binary.name == "reduction_test":
+            if binary.name == "reduction_judge_test":
                 raise KeyboardInterrupt
             return real(binary, **kwargs)
 
@@ -227,7 +266,7 @@ class RobustnessTest(CliTestCase):
         real = gtest.run_tests
 
         def die(binary, **kwargs):
-            if binary.name == "reduction_test":
+            if binary.name == "reduction_judge_test":
                 raise SystemExit("killed")
             return real(binary, **kwargs)
 
@@ -240,7 +279,8 @@ class RobustnessTest(CliTestCase):
     # SIGTERM (a CI timeout) stops the grading like Ctrl-C: exit 130, report written,
     # the hung test binary killed.
     def test_sigterm(self):
-        fake_gtest(self.bin / "vectorAdd_test", None, extra="time.sleep(60)")
+        fake_gtest(self.bin / "vectorAdd_judge_test", None, extra="time.sleep(60)")
+        fake_libraries(self.build, ["vectorAdd"])
         log = self.tmp / "grader.log"
         with open(log, "w") as out:
             child = subprocess.Popen([sys.executable, "-m", "grader", "--root", str(self.root), "--build-dir",
@@ -254,18 +294,20 @@ class RobustnessTest(CliTestCase):
 
 
 class GradeWithBuildTest(CliTestCase):
-    def use_fake_cmake(self) -> Path:
+    def use_fake_tools(self) -> Path:
         prebuilt = self.tmp / "prebuilt"
         self.fake_labs(prebuilt)
         write_script(self.tmp / "tools" / "cmake", FAKE_CMAKE)
+        write_script(self.tmp / "tools" / "ninja", FAKE_NINJA)
+        cc = write_script(self.tmp / "tools" / "fakecc", FAKE_CC)
         log = self.tmp / "cmake.log"
         os.environ.update(PATH=f"{self.tmp / 'tools'}{os.pathsep}{os.environ['PATH']}", FAKE_CMAKE_LOG=str(log),
-                          FAKE_PREBUILT=str(prebuilt))
+                          FAKE_PREBUILT=str(prebuilt), FAKE_CC=str(cc), FAKE_ROOT=str(self.root.resolve()))
         return log
 
     # A failed configure fails every lab, and the console says it once.
     def test_configure_failure(self):
-        self.use_fake_cmake()
+        self.use_fake_tools()
         os.environ["FAKE_CONFIGURE_FAILS"] = "1"
         code, out, _ = self.main("vectorAdd", "scan")
         self.assertEqual(code, 1)
@@ -273,27 +315,54 @@ class GradeWithBuildTest(CliTestCase):
         self.assertEqual(out.count("No CMAKE_CUDA_COMPILER could be found"), 1)
         self.assertIn("scan: BUILD_ERROR: the same failure as vectorAdd", out)
 
-    # The full pipeline through a fake cmake: configure once, build per lab; a compile
-    # error is BUILD_ERROR for that lab only, with the first error line.
+    # The full pipeline through fake tools: configure once, the kit's judge programs for
+    # all labs in one build, then each lab's student file compiled alone into its own
+    # library; a compile error there is BUILD_ERROR for that lab only, with the first
+    # error line and the compile command.
     def test_build_pipeline(self):
-        log = self.use_fake_cmake()
+        log = self.use_fake_tools()
         (self.root / "solutions" / "vectorAdd").mkdir(parents=True)
+        (self.root / "labs" / "scan" / "scan.cu").write_text("int x = tmp;\n")
         code, out, err = self.main("vectorAdd", "scan", "--seed", "3", "--cuda-arch", "90")
         self.assertEqual(code, 1, out + err)
         calls = [json.loads(line) for line in log.read_text().splitlines()]
         self.assertEqual(calls[0][:5], ["-S", str(self.root), "-B", str(self.build), calls[0][4]])
         self.assertIn("-DCMAKE_CUDA_ARCHITECTURES=90", calls[0])
-        self.assertEqual(calls[1][3:], ["vectorAdd_test", "vectorAdd_bench", "vectorAdd_solution"])
-        self.assertEqual(calls[2][3:], ["scan_test", "scan_bench"])
+        self.assertEqual(calls[1][3:], ["vectorAdd_judge_test", "vectorAdd_judge_bench", "vectorAdd_worker",
+                                        "vectorAdd_solution", "scan_judge_test", "scan_judge_bench", "scan_worker",
+                                        "--", "-k", "0"])
         labs = self.report()["labs"]
         self.assertEqual([lab["status"] for lab in labs], ["PASS", "BUILD_ERROR"])
         self.assertIn('labs/scan/scan.cu(12): error: identifier "tmp" is undefined', labs[1]["message"])
-        self.assertIn("reproduce: cmake --build", out)
+        self.assertTrue((self.build / "student" / "vectorAdd" / "libvectorAdd_student.so").is_file())
+        self.assertFalse((self.build / "student" / "scan" / "libscan_student.so").exists())
+        self.assertIn("reproduce:", out)
+        self.assertIn(str(self.build / "submission" / "labs" / "scan" / "scan.cu"), labs[1]["reproduce"]["build"])
 
         # A second run with the same arguments does not configure again.
         self.main("vectorAdd", "--seed", "3", "--cuda-arch", "90")
         calls = [json.loads(line) for line in log.read_text().splitlines()]
         self.assertEqual(sum(1 for call in calls if "-S" in call), 1)
+
+    # The kit's own programs of one lab failing to build is that lab's BUILD_ERROR, said
+    # to be no fault of the student's file; the other labs are graded.
+    def test_kit_build_failure(self):
+        self.use_fake_tools()
+        os.environ["FAKE_KIT_FAILS"] = "scan"
+        code, out, _ = self.main("vectorAdd", "scan", "--seed", "3")
+        self.assertEqual(code, 1, out)
+        labs = self.report()["labs"]
+        self.assertEqual([lab["status"] for lab in labs], ["PASS", "BUILD_ERROR"])
+        self.assertIn("the kit's own programs for this lab did not build (not your file", labs[1]["message"])
+
+    # No GPU: said at once, before anything is built, with its own exit status.
+    def test_no_gpu_said_before_building(self):
+        log = self.use_fake_tools()
+        with mock.patch("grader.cli.gpu.probe", return_value=gpu.Probe(False, "no NVIDIA driver found")):
+            code, _, err = self.main("vectorAdd", gpu_check=True)
+        self.assertEqual(code, cli.EXIT_NO_GPU)
+        self.assertIn("no usable GPU: no NVIDIA driver found", err)
+        self.assertFalse(log.exists())  # nothing configured or built
 
 
 class UsageErrorTest(CliTestCase):

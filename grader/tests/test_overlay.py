@@ -1,5 +1,5 @@
-"""Instructor mode: a submission's editable files on a pristine kit, ignored changes,
-missing files, and the work tree kept in step for incremental rebuilds."""
+"""The files graded: a submission's editable files copied into a clean folder, ignored
+changes, missing files, and the folder kept in step with the next submission."""
 
 from __future__ import annotations
 
@@ -59,12 +59,14 @@ class PrepareTest(unittest.TestCase):
     def prepare(self, labs=LABS) -> overlay.Overlay:
         return overlay.prepare(self.pristine, self.sub, self.work, labs, patterns, exclude=[self.tmp / "work"])
 
-    # Editable files come from the submission, everything else from the pristine kit.
+    # The clean folder holds the submission's editable files and nothing else: not its
+    # tests, not a header it placed next to its file, not its notes.
     def test_editable_files_copied_others_ignored(self):
+        write(self.sub / "labs" / "vectorAdd" / "vectorAdd.h", "// a header of my own\n")
         result = self.prepare()
         self.assertEqual((self.work / "labs/vectorAdd/vectorAdd.cu").read_text(), "// my kernel\n")
-        self.assertEqual((self.work / "labs/vectorAdd/vectorAdd_test.cu").read_text(), "// vectorAdd tests\n")
-        self.assertEqual((self.work / "solutions/vectorAdd/vectorAdd.cu").read_text(), "// vectorAdd reference\n")
+        self.assertEqual(sorted(p.relative_to(self.work).as_posix() for p in self.work.rglob("*") if p.is_file()),
+                         ["labs/reduction/reduction.cu", "labs/vectorAdd/vectorAdd.cu"])
         self.assertFalse((self.work / "notes.txt").exists())
         for excluded in ("build", ".git", "grader/__pycache__"):
             self.assertFalse((self.work / excluded).exists(), excluded)
@@ -72,9 +74,10 @@ class PrepareTest(unittest.TestCase):
                                          "reduction": ["labs/reduction/reduction.cu"]})
         self.assertEqual(result.missing, {})
         # Changes outside the editable files are listed (not the deleted solutions/, not build/).
-        self.assertEqual(result.ignored_changes, [{"path": "labs/vectorAdd/vectorAdd_test.cu", "change": "modified"},
+        self.assertEqual(result.ignored_changes, [{"path": "labs/vectorAdd/vectorAdd.h", "change": "modified"},
+                                                  {"path": "labs/vectorAdd/vectorAdd_test.cu", "change": "modified"},
                                                   {"path": "notes.txt", "change": "added"}])
-        self.assertEqual(result.ignored_total, 2)
+        self.assertEqual(result.ignored_total, 3)
         self.assertIn("labs/vectorAdd/vectorAdd_test.cu", result.note())
 
     def test_missing_editable_file(self):
@@ -82,8 +85,7 @@ class PrepareTest(unittest.TestCase):
         result = self.prepare()
         self.assertIn("labs/reduction/reduction.cu not found in the submission", result.missing["reduction"])
         self.assertEqual(result.copied["reduction"], [])
-        # The pristine skeleton stays, so the kit still configures.
-        self.assertEqual((self.work / "labs/reduction/reduction.cu").read_text(), "// reduction skeleton\n")
+        self.assertFalse((self.work / "labs/reduction/reduction.cu").exists())
 
     # A symbolic link (e.g. to the reference) is not taken.
     def test_symlink_is_refused(self):
@@ -92,7 +94,7 @@ class PrepareTest(unittest.TestCase):
         target.symlink_to(self.pristine / "solutions/vectorAdd/vectorAdd.cu")
         result = self.prepare()
         self.assertIn("symbolic link", result.missing["vectorAdd"])
-        self.assertEqual((self.work / "labs/vectorAdd/vectorAdd.cu").read_text(), "// vectorAdd skeleton\n")
+        self.assertFalse((self.work / "labs/vectorAdd/vectorAdd.cu").exists())
 
     # A FIFO where the file should be neither blocks the grader nor is taken.
     def test_fifo_is_refused(self):
@@ -103,11 +105,11 @@ class PrepareTest(unittest.TestCase):
         self.assertIn("not a regular file", result.missing["vectorAdd"])
         self.assertTrue(seed.identity([("labs/vectorAdd/vectorAdd.cu", target)]).startswith("sha256:"))
 
-    # The work tree follows the next submission: unchanged files keep their time (no
-    # rebuild), a changed one gets a newer one, files no longer wanted go.
+    # The folder follows the next submission: an unchanged file keeps its time, a changed
+    # one gets a newer one, files no longer wanted go.
     def test_incremental_sync(self):
         self.prepare()
-        test_file = self.work / "labs/vectorAdd/vectorAdd_test.cu"
+        test_file = self.work / "labs/reduction/reduction.cu"
         student_file = self.work / "labs/vectorAdd/vectorAdd.cu"
         before_test, before_student = test_file.stat().st_mtime_ns, student_file.stat().st_mtime_ns
         write(self.work / "stray.txt", "left over")
@@ -157,9 +159,9 @@ class CliOverlayTest(CliTestCase):
         self.assertIn("labs/scan/scan.cu not found in the submission", report["labs"][2]["message"])
         self.assertEqual(report["submission"], str(self.sub.resolve()))
         self.assertEqual(report["ignored_changes"], [{"path": "grader/grade.py", "change": "added"}])
-        self.assertEqual(report["overlay"]["work_dir"], str(self.build / "overlay"))
+        self.assertEqual(report["overlay"]["work_dir"], str(self.build / "submission"))
         self.assertIn("1 changed file(s) of the submission are not student-editable", out)
-        self.assertEqual((self.build / "overlay/labs/vectorAdd/vectorAdd.cu").read_text(), "// mine\n")
+        self.assertEqual((self.build / "submission/labs/vectorAdd/vectorAdd.cu").read_text(), "// mine\n")
 
     def test_pristine_from_environment(self):
         other = make_kit(self.tmp / "other", ["vectorAdd"])
@@ -186,6 +188,6 @@ if __name__ == "__main__":
 class TemplateFilesTest(unittest.TestCase):
     # The overlay must not report the template's own README and workflow as changes.
     def test_matches_what_export_generates(self):
-        from grader import export
+        from grader.instructor import export
         self.assertEqual(overlay.TEMPLATE_FILES, frozenset(export.GENERATED))
 

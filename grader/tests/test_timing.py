@@ -60,13 +60,16 @@ class DistrustTest(unittest.TestCase):
 
 # A fake bench: noisy on its first call, quiet after (FAKE_BENCH_DIR holds the JSONs).
 FAKE_BENCH = """
-    import os, shutil, sys
+    import json, os, shutil, sys
     args = sys.argv[1:]
     folder = os.environ["FAKE_BENCH_DIR"]
     count = len(os.listdir(os.path.join(folder, "calls")))
     open(os.path.join(folder, "calls", str(count)), "w").write(" ".join(args))
     name = "first.json" if count == 0 else "later.json"
-    shutil.copy(os.path.join(folder, name), args[args.index("--json") + 1])
+    data = json.load(open(os.path.join(folder, name)))
+    data["seed"] = int(next(a.split("=", 1)[1] for a in args if a.startswith("--seed=")))
+    data["judge"] = {"impl": next(a.split("=", 1)[1] for a in args if a.startswith("--impl="))}
+    json.dump(data, open(args[args.index("--json") + 1], "w"))
 """
 
 
@@ -76,7 +79,7 @@ class RerunTest(CliTestCase):
         self.fake_labs(self.bin)
         self.folder = self.tmp / "benchdata"
         (self.folder / "calls").mkdir(parents=True)
-        write_script(self.bin / "vectorAdd_bench", FAKE_BENCH)
+        write_script(self.bin / "vectorAdd_judge_bench", FAKE_BENCH)
         os.environ["FAKE_BENCH_DIR"] = str(self.folder)
 
     def use(self, first: dict, later: dict) -> None:

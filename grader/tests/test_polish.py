@@ -1,0 +1,93 @@
+"""Newcomer polish: clear one-line messages where the grader used to show a traceback,
+find a problem late, or say nothing for minutes."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import tempfile
+import unittest
+from pathlib import Path
+
+from grader import build, config, score
+from grader.tests.helpers import load_fixture, write_script
+from grader.tests.test_cli import CliTestCase
+
+main_module = importlib.import_module("grader.__main__")
+
+
+class PythonVersionTest(unittest.TestCase):
+    # Ubuntu 22.04's Python 3.10: one line that says what to run, not a tomllib traceback.
+    def test_old_python_gets_one_line(self):
+        message = main_module.too_old((3, 10, 12))
+        self.assertIn("needs Python 3.11 or newer; this is Python 3.10.12", message)
+        self.assertIn("python3.11 -m grader", message)
+        self.assertEqual(len(message.splitlines()), 1)
+        self.assertEqual(main_module.too_old((3, 11, 0)), "")
+        self.assertEqual(main_module.too_old((3, 13, 1)), "")
+
+
+class ConfigEncodingTest(unittest.TestCase):
+    # A grader.toml saved in Latin-1: a ConfigError naming the file, not a UnicodeDecodeError.
+    def test_non_utf8_config(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "grader.toml"
+            path.write_bytes("# Über den Kurs\n[grader]\nseed = 3\n".encode("latin-1"))
+            with self.assertRaises(config.ConfigError) as caught:
+                config.load(path)
+            self.assertIn("not UTF-8", str(caught.exception))
+            self.assertIn(str(path), str(caught.exception))
+
+
+class ReportPathTest(CliTestCase):
+    # A report that could not be written is said before any grading, with exit status 2.
+    def test_unwritable_report_path_found_first(self):
+        self.fake_labs(self.bin)
+        blocker = self.tmp / "a-file"
+        blocker.write_text("")
+        code, out, err = self.main("--no-build", "--json", str(blocker / "report.json"), "vectorAdd")
+        self.assertEqual(code, 2, out + err)
+        self.assertIn("cannot create the report's folder", err)
+        self.assertEqual(out, "")  # nothing was graded
+        code, _, err = self.main("--no-build", "--json", str(self.tmp), "vectorAdd")
+        self.assertEqual(code, 2)
+        self.assertIn("is a folder", err)
+
+
+class BuildProgressTest(unittest.TestCase):
+    # Ninja's "[n/m]" lines reach the progress callback while the build runs.
+    def test_progress_from_ninja_lines(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tools = Path(tmp)
+            write_script(tools / "cmake", """
+                import sys
+                for i in range(1, 4):
+                    print(f"[{i}/3] Building CUDA object x{i}.o", flush=True)
+            """)
+            old = os.environ["PATH"]
+            os.environ["PATH"] = f"{tools}{os.pathsep}{old}"
+            try:
+                seen: list[tuple[int, int]] = []
+                result = build.build_targets(tools / "build", ["t"], 30, progress=lambda d, t: seen.append((d, t)))
+            finally:
+                os.environ["PATH"] = old
+            self.assertTrue(result.ok)
+            self.assertEqual(seen, [(1, 3), (2, 3), (3, 3)])
+
+
+class BoundaryDistrustTest(unittest.TestCase):
+    # A few samples whose stamps the judge's clock contradicts are tolerated; many are not.
+    def test_threshold(self):
+        settings = config.from_dict({}, None).lab("vectorAdd")
+        data = load_fixture("bench-ok.json")
+        student = data["workloads"][0]["results"][0]
+        student.update(samples=100, boundary_suspect=15)
+        self.assertEqual(score.score_performance(data, settings, correctness_full=True).flags, [])
+        student.update(boundary_suspect=40)
+        performance = score.score_performance(data, settings, correctness_full=True)
+        self.assertEqual((performance.points, performance.flags), (0.0, ["boundary"]))
+        self.assertIn("judge's own clock contradicts", performance.reason)
+
+
+if __name__ == "__main__":
+    unittest.main()

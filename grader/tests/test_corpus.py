@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 from typing import Any
@@ -133,7 +134,8 @@ class CorpusTest(unittest.TestCase):
             config = merge(config, {"defaults": {"sanitizer": True}})
         (tmp / "grader.toml").write_text(to_toml(config))
         labs = [expect["lab"], *expect.get("also", {})]
-        args = [sys.executable, "-m", "grader", "--submission", str(CORPUS / case), "--pristine", str(KIT),
+        args = [sys.executable, "-m", "grader", "--allow-no-gpu", "--submission", str(CORPUS / case),
+                "--pristine", str(KIT),
                 "--build-dir", str(build_dir()), "--config", str(tmp / "grader.toml"), "--json",
                 str(tmp / "report.json"), "--seed", str(SEED), *labs]
         if not expect.get("bench"):
@@ -158,6 +160,10 @@ class CorpusTest(unittest.TestCase):
         if "total" in expect:
             low, high = expect["total"]
             self.assertTrue(low <= lab["total"] <= high, f"total {lab['total']} not in [{low}, {high}]: {where}")
+        if "performance" in expect:
+            low, high = expect["performance"]
+            points = lab["performance"]["points"]
+            self.assertTrue(low <= points <= high, f"performance {points} not in [{low}, {high}]: {where}")
         if expect.get("message"):
             self.assertIn(expect["message"], lab_texts(lab), where)
         rules = sorted({r["rule"] for r in lab.get("rules", [])})
@@ -176,7 +182,12 @@ class CorpusTest(unittest.TestCase):
         if self.mode is None:
             self.skipTest(self.why)
         expect = expectation(case, self.mode)
+        for path in expect.get("forbid_paths", []):
+            Path(path).unlink(missing_ok=True)
         done, report = self.grade(case, expect)
+        for path in expect.get("forbid_paths", []):
+            time.sleep(2)  # the case's escapee writes after a second: give it the chance
+            self.assertFalse(Path(path).exists(), f"{case}: {path} was written: something escaped the grader")
         labs = {lab["lab"]: lab for lab in report["labs"]}
         self.assertEqual(report["seed"], SEED)
         self.check_lab(case, labs[expect["lab"]], expect, done.stdout)

@@ -1,0 +1,107 @@
+"""Is timing through the judge fair? Every variant of every solution, timed two ways.
+
+The grader times a student's code in a worker process, across a process boundary
+(common/judge/session.cu): a fence in the judge's stream ends each sample, and the
+boundary's own cost, measured with empty requests, is subtracted. This script checks
+that the boundary changes no verdict: for each lab it runs the reference solution's
+bench twice, directly (<lab>_solution_bench: the solution linked in, CUDA events) and
+through the judge (<lab>_judge_bench with the solution as the implementation under
+test), and compares each variant's speed relative to the reference variant. Needs a GPU
+and a build of the kit with its solutions:
+
+    python3 -m grader.tests.fairness --build-dir build/dev [--max-time S] [lab ...]
+
+Prints one row per variant and workload (direct ratio, judge ratio, difference) and the
+boundary's cost per call; exits 1 when a difference exceeds --tolerance (default 2%).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from grader import manifest, proc
+
+KIT = Path(__file__).resolve().parents[2]
+
+
+def bench(command: list[str], json_path: Path, timeout: float) -> dict[str, Any] | None:
+    """Runs one bench and returns its JSON, or None (with the reason printed)."""
+    result = proc.run([*command, "--json", str(json_path)], timeout=timeout)
+    try:
+        return json.loads(json_path.read_text())
+    except (OSError, ValueError):
+        print(f"  no JSON from {proc.command_string(command)} (exit {result.returncode}):\n{result.output_tail(8)}")
+        return None
+
+
+def ratios(data: dict[str, Any]) -> dict[tuple[str, str], float]:
+    """(workload, candidate) -> speed relative to the reference, for the solution's own versions."""
+    out = {}
+    for workload in data.get("workloads", []):
+        for r in workload.get("results", []):
+            speed = r.get("speed_vs_reference")
+            if r.get("role") in ("student", "variant") and isinstance(speed, (int, float)):
+                out[(workload["name"], r["name"])] = speed
+    return out
+
+
+def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance: float,
+            tmp: Path) -> tuple[list[str], float, dict[str, Any] | None]:
+    library = build / "lib" / f"lib{lab}_solution.so"
+    direct = bench([str(build / "bin" / f"{lab}_solution_bench"), f"--reference={library}", *common],
+                   tmp / f"{lab}.direct.json", timeout)
+    judged = bench([str(build / "bin" / f"{lab}_judge_bench"), f"--impl={library}", f"--reference={library}",
+                    *common], tmp / f"{lab}.judge.json", timeout)
+    if direct is None or judged is None:
+        return [f"{lab}: a bench failed"], float("inf"), None
+    a, b = ratios(direct), ratios(judged)
+    rows, worst = [], 0.0
+    for key in sorted(a.keys() & b.keys()):
+        diff = b[key] / a[key] - 1.0
+        worst = max(worst, abs(diff))
+        mark = "" if abs(diff) <= tolerance else "  <-- beyond tolerance"
+        rows.append(f"{lab:<15} {key[0][:38]:<38} {key[1][:24]:<24} {a[key]:8.3f} {b[key]:8.3f} {100 * diff:+7.2f}%{mark}")
+    for key in sorted(a.keys() ^ b.keys()):
+        rows.append(f"{lab:<15} {key[0][:38]:<38} {key[1][:24]:<24} timed in one run only")
+    return rows, worst, judged.get("judge")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m grader.tests.fairness", description=__doc__.split("\n\n")[0])
+    parser.add_argument("labs", nargs="*", help="labs to compare (default: every lab of the kit)")
+    parser.add_argument("--build-dir", type=Path, default=KIT / "build" / "dev", help="a build of the kit with solutions")
+    parser.add_argument("--max-time", type=float, default=3.0, help="sampling time per workload, at most (s)")
+    parser.add_argument("--seed", type=int, default=7, help="the data seed of both runs")
+    parser.add_argument("--tolerance", type=float, default=0.02, help="largest allowed difference (fraction)")
+    parser.add_argument("--timeout", type=float, default=900, help="per bench run (s)")
+    args = parser.parse_args(argv)
+    known = manifest.names(KIT)
+    try:
+        labs = manifest.resolve_names(args.labs, known) if args.labs else known
+    except ValueError as exc:
+        parser.error(str(exc))
+    common = ["--no-cpu", f"--seed={args.seed}", f"--max-time={args.max_time}"]
+    print(f"{'lab':<15} {'workload':<38} {'variant':<24} {'direct':>8} {'judge':>8} {'diff':>8}")
+    worst_all = 0.0
+    with tempfile.TemporaryDirectory(prefix="labkit-fairness-") as tmp:
+        for lab in labs:
+            rows, worst, judge = compare(lab, args.build_dir.resolve(), common, args.timeout, args.tolerance,
+                                         Path(tmp))
+            print("\n".join(rows), flush=True)
+            if judge:
+                cost = judge.get("boundary", {})
+                student, reference = cost.get("student", {}), cost.get("reference", {})
+                print(f"{lab:<15} boundary cost per call: student {student.get('median_ms')} ms, "
+                      f"reference {reference.get('median_ms')} ms (subtracted)")
+            worst_all = max(worst_all, worst)
+    print(f"\nlargest difference: {100 * worst_all:.2f}% (tolerance {100 * args.tolerance:.1f}%)")
+    return 0 if worst_all <= args.tolerance else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -22,7 +22,6 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
@@ -47,6 +46,7 @@
 
 #include "lab/cuda_check.h"
 #include "lab/judge/proxy.h"
+#include "spin.h"
 #include "lab/remote.h"
 
 extern char** environ;
@@ -83,23 +83,6 @@ __global__ void labkit_hold_kernel(unsigned long long nanoseconds) {
   do {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
   } while (now - start < nanoseconds);
-}
-
-void relax() {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t value, long nanoseconds) {
-  timespec timeout{0, nanoseconds};
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT, value, &timeout, nullptr, 0);
-}
-
-void futex_wake(std::atomic<std::uint32_t>* word) {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
 std::string bounded(const char* text, std::size_t size) { return std::string(text, strnlen(text, size)); }

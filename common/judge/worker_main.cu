@@ -15,7 +15,6 @@
 // the judge starts a new one for the next call.
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -32,6 +31,7 @@
 #include <vector>
 
 #include "lab/judge/wire.h"
+#include "spin.h"
 #include "lab/judge/worker.h"
 #include "sandbox.h"
 
@@ -86,23 +86,6 @@ __global__ void labkit_stamp_kernel(unsigned long long* stamp) {
 unsigned long long* stamps_of(const wire::Request& request) {
   if (request.timed == 0 || request.stamps.kind != wire::ArgKind::Device) return nullptr;
   return static_cast<unsigned long long*>(open_device_argument(request.stamps));
-}
-
-void relax() {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t value, long nanoseconds) {
-  timespec timeout{0, nanoseconds};
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT, value, &timeout, nullptr, 0);
-}
-
-void futex_wake(std::atomic<std::uint32_t>* word) {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
 // Waits for the next request: spins while the judge times calls, else sleeps soon.

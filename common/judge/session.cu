@@ -450,8 +450,9 @@ class JudgeRemote final : public Remote {
   }
 
   const VariantRegistry* load_reference(const std::string& path, std::string* error) override {
-    m_reference.configure(m_options.worker, path, RemoteOptions{m_options.impl, m_options.worker,
-                                                                m_options.call_timeout_s, m_options.sandbox, false});
+    RemoteOptions options = m_options;
+    options.sync_launches = false;  // only the bench loads the reference, to time it
+    m_reference.configure(m_options.worker, path, options);
     try {
       m_reference.ensure_started();
     } catch (const std::exception& e) {

@@ -13,7 +13,6 @@
 // followed by a device-wide synchronisation, and is answered with its return value or
 // its error. After a GPU fault the context is lost: the worker answers and exits, and
 // the judge starts a new one for the next call.
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -168,22 +167,6 @@ std::string folder_of(const std::string& path) {
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 }
 
-const VariantRegistry* load_library(const std::string& path, std::string* error) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = dlerror();
-    *error = "cannot load the implementation library " + path + ": " + (why != nullptr ? why : "unknown error");
-    return nullptr;
-  }
-  using Accessor = const VariantRegistry* (*)();
-  auto accessor = reinterpret_cast<Accessor>(dlsym(handle, LAB_VARIANT_REGISTRY_SYMBOL));
-  if (accessor == nullptr) {
-    *error = path + " is not a cuda-labkit implementation library (it has no " LAB_VARIANT_REGISTRY_SYMBOL ")";
-    return nullptr;
-  }
-  return accessor();
-}
-
 void list_variants(const VariantRegistry& registry, wire::Reply& reply) {
   reply.nvariants = 0;
   for (const Variant& v : registry.all()) {
@@ -277,7 +260,7 @@ int worker_main(int argc, char** argv) {
         break;
       case wire::Op::Load: {
         std::string error;
-        registry = load_library(args.impl, &error);
+        registry = load_variant_library(args.impl, "the implementation library", &error);
         if (registry == nullptr) {
           reply.status = wire::Status::Error;
           set_message(reply, error);

@@ -3,7 +3,6 @@
 // table and the JSON are bench_report.cpp's.
 #include "lab/bench.h"
 
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -104,21 +103,7 @@ Reference Reference::load(const std::string& path) {
     ref.m_registry = r->load_reference(path, &ref.m_error);
     return ref;
   }
-  // RTLD_LOCAL: the reference defines the same function names as the program; keep them apart.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* err = dlerror();
-    ref.m_error = "cannot load " + path + ": " + (err != nullptr ? err : "unknown error");
-    return ref;
-  }
-  using Accessor = const VariantRegistry* (*)();
-  auto accessor = reinterpret_cast<Accessor>(dlsym(handle, LAB_VARIANT_REGISTRY_SYMBOL));
-  if (accessor == nullptr) {
-    ref.m_error = path + " is not a cuda-labkit reference library (no " LAB_VARIANT_REGISTRY_SYMBOL ")";
-    return ref;
-  }
-  // The handle is kept open for the life of the process: its kernels stay registered.
-  ref.m_registry = accessor();
+  ref.m_registry = load_variant_library(path, "the reference library", &ref.m_error);
   return ref;
 }
 
@@ -145,45 +130,45 @@ double number(const std::string& flag, const std::string& text) {
 }
 
 const std::vector<OptionSpec>& option_table() {
-  static const std::vector<OptionSpec> table = {
-      {"--json", "PATH", "also write the results as JSON (for the grader)", false,
-       [](Options& o, const std::string& v) { o.json_path = v; }},
-      {"--reference", "PATH", "reference library (default: the solution built with the kit)", false,
-       [](Options& o, const std::string& v) { o.reference_path = v; }},
-      {"--reference-variant", "NAME", "which registered variant of the reference to compare with", false,
-       [](Options& o, const std::string& v) { o.reference_variant = v; }},
-      {"--seed", "N", "data seed, a whole number (default: LABKIT_SEED or 1)", false,
-       [](Options& o, const std::string& v) {
-         o.seed = parse_seed(v);
-         o.seed_given = true;
-       }},
-      {"--size", "N", "problem size (see the lab's handout)", false,
-       [](Options& o, const std::string& v) { o.size = static_cast<long long>(number("--size", v)); }},
-      {"--filter", "TEXT", "time only candidates whose name contains TEXT", false,
-       [](Options& o, const std::string& v) { o.filter = v; }},
-      {"--graded-only", nullptr, "the graded workloads only: student, reference, library and roofline (the grader)",
-       false, [](Options& o, const std::string&) { o.graded_only = true; }},
-      {"--quick", nullptr, "few samples: a smoke test, not a measurement", false,
-       [](Options& o, const std::string&) { o.quick = true; }},
-      {"--no-cpu", nullptr, "skip timing the CPU version", false,
-       [](Options& o, const std::string&) { o.no_cpu = true; }},
-      {"--min-time", "S", "sampling time per workload, at least", false,
-       [](Options& o, const std::string& v) { o.min_seconds = number("--min-time", v); }},
-      {"--max-time", "S", "sampling time per workload, at most", false,
-       [](Options& o, const std::string& v) { o.max_seconds = number("--max-time", v); }},
-      {"--min-samples", "N", "samples per candidate, at least", false,
-       [](Options& o, const std::string& v) { o.min_samples = static_cast<int>(number("--min-samples", v)); }},
-      {"--max-samples", "N", "samples per candidate, at most", false,
-       [](Options& o, const std::string& v) { o.max_samples = static_cast<int>(number("--max-samples", v)); }},
-      {"--impl", "PATH", "the implementation library under test (judge programs)", true,
-       [](Options& o, const std::string& v) { o.impl = v; }},
-      {"--worker", "PATH", "the worker program (judge programs; default: this build's)", true,
-       [](Options& o, const std::string& v) { o.worker = v; }},
-      {"--call-timeout", "S", "a forwarded call that takes longer is a hang (judge programs; default 120)", true,
-       [](Options& o, const std::string& v) { o.call_timeout_s = number("--call-timeout", v); }},
-      {"--no-sandbox", nullptr, "run the workers without their sandbox (judge programs; debugging only)", true,
-       [](Options& o, const std::string&) { o.no_sandbox = true; }},
-  };
+  static const std::vector<OptionSpec> table = [] {
+    std::vector<OptionSpec> t = {
+        {"--json", "PATH", "also write the results as JSON (for the grader)", false,
+         [](Options& o, const std::string& v) { o.json_path = v; }},
+        {"--reference", "PATH", "reference library (default: the solution built with the kit)", false,
+         [](Options& o, const std::string& v) { o.reference_path = v; }},
+        {"--reference-variant", "NAME", "which registered variant of the reference to compare with", false,
+         [](Options& o, const std::string& v) { o.reference_variant = v; }},
+        {"--seed", "N", "data seed, a whole number (default: LABKIT_SEED or 1)", false,
+         [](Options& o, const std::string& v) {
+           o.seed = parse_seed(v);
+           o.seed_given = true;
+         }},
+        {"--size", "N", "problem size (see the lab's handout)", false,
+         [](Options& o, const std::string& v) { o.size = static_cast<long long>(number("--size", v)); }},
+        {"--filter", "TEXT", "time only candidates whose name contains TEXT", false,
+         [](Options& o, const std::string& v) { o.filter = v; }},
+        {"--graded-only", nullptr, "the graded workloads only: student, reference, library and roofline (the grader)",
+         false, [](Options& o, const std::string&) { o.graded_only = true; }},
+        {"--quick", nullptr, "few samples: a smoke test, not a measurement", false,
+         [](Options& o, const std::string&) { o.quick = true; }},
+        {"--no-cpu", nullptr, "skip timing the CPU version", false,
+         [](Options& o, const std::string&) { o.no_cpu = true; }},
+        {"--min-time", "S", "sampling time per workload, at least", false,
+         [](Options& o, const std::string& v) { o.min_seconds = number("--min-time", v); }},
+        {"--max-time", "S", "sampling time per workload, at most", false,
+         [](Options& o, const std::string& v) { o.max_seconds = number("--max-time", v); }},
+        {"--min-samples", "N", "samples per candidate, at least", false,
+         [](Options& o, const std::string& v) { o.min_samples = static_cast<int>(number("--min-samples", v)); }},
+        {"--max-samples", "N", "samples per candidate, at most", false,
+         [](Options& o, const std::string& v) { o.max_samples = static_cast<int>(number("--max-samples", v)); }},
+    };
+    // The judge programs' options, from the table the test main reads too.
+    for (const RemoteOptionSpec& r : remote_option_table()) {
+      t.push_back({r.name, r.value, r.help, true,
+                   [apply = r.apply](Options& o, const std::string& v) { apply(o.remote, v); }});
+    }
+    return t;
+  }();
   return table;
 }
 
@@ -415,12 +400,7 @@ Harness::Harness(std::string lab, int argc, char** argv, std::string default_ref
   // Twice the L2 size: writing it evicts whatever the previous call left in the cache.
   m->flush = DeviceBuffer<unsigned char>(std::max<std::size_t>(2 * m->facts.l2_bytes, 1 << 20));
   if (m->remote != nullptr) {
-    RemoteOptions ro;
-    ro.impl = o.impl;
-    ro.worker = o.worker;
-    ro.call_timeout_s = o.call_timeout_s;
-    ro.sandbox = !o.no_sandbox;
-    m->remote->configure(ro);
+    m->remote->configure(o.remote);
     const std::string problem = m->remote->start_student();
     if (!problem.empty()) note_error("the implementation under test could not be started: " + problem);
   }
@@ -610,9 +590,10 @@ int Harness::finish() {
         << ", \"variant\": " << json_string(o.reference_variant) << ", \"error\": "
         << (m->reference.error().empty() ? "null" : json_string(m->reference.error())) << "},\n \"judge\": ";
     if (m->remote != nullptr) {
-      out << "{\"impl\": " << json_string(o.impl) << ", \"boundary\": {\"student\": " << boundary(m->student_boundary)
-          << ", \"reference\": " << boundary(m->reference_boundary) << "}, \"workers\": "
-          << json_string(m->remote->describe()) << "}";
+      out << "{\"impl\": " << json_string(o.remote.impl)
+          << ", \"boundary\": {\"student\": " << boundary(m->student_boundary)
+          << ", \"reference\": " << boundary(m->reference_boundary)
+          << "}, \"workers\": " << json_string(m->remote->describe()) << "}";
     } else {
       out << "null";
     }

@@ -1,6 +1,8 @@
 // Provided by the kit. The per-module variant registry (lab/variants.h).
 #include "lab/variants.h"
 
+#include <dlfcn.h>
+
 #include <cstdio>
 
 namespace lab {
@@ -59,6 +61,22 @@ bool variant_is_slow(std::string_view variant) {
 VariantRegistry& local_variants() {
   static VariantRegistry registry;
   return registry;
+}
+
+const VariantRegistry* load_variant_library(const std::string& path, const std::string& what, std::string* error) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    *error = "cannot load " + what + " " + path + ": " + (why != nullptr ? why : "unknown error");
+    return nullptr;
+  }
+  using Accessor = const VariantRegistry* (*)();
+  auto accessor = reinterpret_cast<Accessor>(dlsym(handle, LAB_VARIANT_REGISTRY_SYMBOL));
+  if (accessor == nullptr) {
+    *error = path + " is not a cuda-labkit library (it has no " LAB_VARIANT_REGISTRY_SYMBOL ")";
+    return nullptr;
+  }
+  return accessor();
 }
 
 }  // namespace lab

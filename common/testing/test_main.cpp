@@ -13,6 +13,7 @@
 // GoogleTest lists the tests, since the tests of registered variants depend on them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,11 +38,11 @@ void usage(const char* program, FILE* out) {
                program);
   if (lab::remote() != nullptr) {
     std::fprintf(out,
-                 "\nThis is a judge program of the grader: the implementation runs in a sandboxed worker process.\n"
-                 "  --impl PATH, --impl=PATH   the implementation library to test (default: this build's student one)\n"
-                 "  --worker PATH              the worker program (default: this build's)\n"
-                 "  --call-timeout S           a call that takes longer is a hang (default 60)\n"
-                 "  --no-sandbox               run the worker without its sandbox (debugging only)\n");
+                 "\nThis is a judge program of the grader: the implementation runs in a sandboxed worker process.\n");
+    for (const lab::RemoteOptionSpec& spec : lab::remote_option_table()) {
+      const std::string left = std::string(spec.name) + (spec.value != nullptr ? std::string(" ") + spec.value : "");
+      std::fprintf(out, "  %-22s %s\n", left.c_str(), spec.help);
+    }
   }
   std::fprintf(out,
                "\nExit status: 0 every test passed, 1 a test failed, 2 bad options.\n");
@@ -73,7 +74,9 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) bad_option(program, arg + " needs a value");
       return argv[++i];
     };
-    const bool judge_option = arg == "--impl" || arg == "--worker" || arg == "--call-timeout" || arg == "--no-sandbox";
+    const auto& judge_options = lab::remote_option_table();
+    const auto judge_option = std::find_if(judge_options.begin(), judge_options.end(),
+                                           [&](const lab::RemoteOptionSpec& spec) { return arg == spec.name; });
     if (arg.rfind("--gtest_", 0) == 0) {
       gtest_args.push_back(argv[i]);
     } else if (arg == "--help" || arg == "-h") {
@@ -84,21 +87,16 @@ int main(int argc, char** argv) {
       } catch (const std::exception& e) {
         bad_option(program, std::string("--seed: ") + e.what());
       }
-    } else if (judge_option && lab::remote() == nullptr) {
-      bad_option(program, arg + " is an option of the grader's judge programs (<lab>_judge_test), not of this one");
-    } else if (arg == "--impl") {
-      remote_options.impl = take();
-    } else if (arg == "--worker") {
-      remote_options.worker = take();
-    } else if (arg == "--call-timeout") {
-      const std::string text = take();
-      char* end = nullptr;
-      remote_options.call_timeout_s = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !(remote_options.call_timeout_s > 0)) {
-        bad_option(program, "--call-timeout takes a number of seconds > 0, got '" + text + "'");
+    } else if (judge_option != judge_options.end()) {
+      if (lab::remote() == nullptr) {
+        bad_option(program, arg + " is an option of the grader's judge programs (<lab>_judge_test), not of this one");
       }
-    } else if (arg == "--no-sandbox") {
-      remote_options.sandbox = false;
+      if (judge_option->value == nullptr && inline_value) bad_option(program, arg + " takes no value");
+      try {
+        judge_option->apply(remote_options, judge_option->value != nullptr ? take() : std::string());
+      } catch (const std::exception& e) {
+        bad_option(program, e.what());
+      }
     } else {
       bad_option(program, "unknown option '" + std::string(argv[i]) + "'");
     }

@@ -99,4 +99,11 @@ TEST(BenchReference, MissingLibraryIsAnError) {
   EXPECT_FALSE(lab::bench::Reference::load("").loaded());
 }
 
+// A shared library that loads but is not a lab's (the C library) is named as such.
+TEST(BenchReference, ForeignLibraryIsAnError) {
+  const auto ref = lab::bench::Reference::load("libc.so.6");
+  EXPECT_FALSE(ref.loaded());
+  EXPECT_NE(ref.error().find("is not a cuda-labkit library"), std::string::npos) << ref.error();
+}
+
 }  // namespace

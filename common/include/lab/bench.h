@@ -31,6 +31,7 @@
 #include "lab/bench_stats.h"
 #include "lab/data.h"
 #include "lab/device.h"
+#include "lab/remote.h"
 #include "lab/variants.h"
 
 #ifndef LABKIT_DEFAULT_REFERENCE
@@ -127,11 +128,7 @@ struct Options {
   double target_rel_se = 0.01;      ///< stop once the ratio's median is known to this
   Seed seed = 0;                    ///< --seed N (when seed_given)
   bool seed_given = false;
-  // Judge programs only (the implementations run in worker processes):
-  std::string impl;                 ///< --impl PATH: the implementation library under test
-  std::string worker;               ///< --worker PATH: the worker program
-  double call_timeout_s = 120;      ///< --call-timeout S
-  bool no_sandbox = false;          ///< --no-sandbox
+  RemoteOptions remote;             ///< judge programs only: --impl, --worker, --call-timeout, --no-sandbox
 };
 
 /// One candidate's measurement in one workload.

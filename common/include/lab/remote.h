@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "lab/variants.h"
 
@@ -22,6 +23,19 @@ struct RemoteOptions {
   bool sandbox = true;         ///< --no-sandbox turns the worker's sandbox off (debugging only)
   bool sync_launches = false;  ///< the worker checks every kernel launch synchronously (tests)
 };
+
+/// One of the judge programs' own options. The test main and the bench both read this
+/// table, for parsing and for --help, so the two kinds of judge program agree.
+struct RemoteOptionSpec {
+  const char* name;   ///< "--impl"
+  const char* value;  ///< the value's name in --help, or null for a flag
+  const char* help;
+  /// Sets the option; throws std::invalid_argument, with a message, for a bad value.
+  void (*apply)(RemoteOptions& options, const std::string& value);
+};
+
+/// --impl, --worker, --call-timeout and --no-sandbox.
+const std::vector<RemoteOptionSpec>& remote_option_table();
 
 /// The calls one timed sample forwarded to workers.
 struct RemoteSample {

@@ -88,6 +88,15 @@ struct VariantRegistrar {
 /// The symbol a bench looks up in a dlopen()ed reference library.
 #define LAB_VARIANT_REGISTRY_SYMBOL "labkit_variant_registry"
 
+namespace lab {
+/// Loads a lab's library (lib<lab>_solution.so, lib<lab>_student.so) and returns its
+/// registry, or null with `*error` saying why. `what` names it in the message ("the
+/// reference library"). RTLD_LOCAL keeps its symbols from clashing with the program's,
+/// which defines the same function names; the library stays loaded for the process's
+/// life, so its kernels stay registered.
+const VariantRegistry* load_variant_library(const std::string& path, const std::string& what, std::string* error);
+}  // namespace lab
+
 /// Defines the exported accessor of this module's registry (add_lab generates this line).
 #define LAB_EXPORT_VARIANT_REGISTRY()                                            \
   extern "C" __attribute__((visibility("default"))) const ::lab::VariantRegistry* \

@@ -302,9 +302,24 @@ def find_nvcc(nvcc: str | None = None) -> str | None:
 @functools.lru_cache(maxsize=8)
 def toolchain(nvcc: str) -> Toolchain:
     """Include folders and architectures of the nvcc at `nvcc` (a resolved path)."""
-    top = Path(nvcc).parent.parent
-    toolkit = {os.path.realpath(p) for p in [top / "include", *top.glob("targets/*/include")] if p.is_dir()}
+    # `nvcc` may be a wrapper script (`exec /opt/cuda-X/bin/nvcc "$@"`), so the toolkit's
+    # folders are what nvcc itself reports, with the folders beside `nvcc` as a fallback.
+    tops = _toolkit_tops(nvcc) or [Path(nvcc).parent.parent]
+    toolkit = {os.path.realpath(p) for top in tops for p in [top / "include", *top.glob("targets/*/include")]
+               if p.is_dir()}
     return Toolchain(nvcc, tuple(sorted(toolkit)), _system_includes(), _archs(nvcc))
+
+
+def _toolkit_tops(nvcc: str) -> list[Path]:
+    """The toolkit folders named by `nvcc --dryrun` (its TOP and _HERE_/.. lines)."""
+    try:
+        done = proc.run([nvcc, "--dryrun", "-x", "cu", "-c", os.devnull, "-o", os.devnull],
+                        timeout=TOOL_TIMEOUT_S, limits=DEFAULT_LIMITS)
+    except proc.LaunchError:
+        return []
+    tops = [Path(m) for m in re.findall(r"^#\$ TOP=(.+?)\s*$", done.stderr, re.MULTILINE)]
+    tops += [Path(m).parent for m in re.findall(r"^#\$ _HERE_=(.+?)\s*$", done.stderr, re.MULTILINE)]
+    return [Path(os.path.realpath(t)) for t in tops]
 
 
 def _archs(nvcc: str) -> tuple[str, ...]:

@@ -540,6 +540,23 @@ class Bounds(unittest.TestCase):
             self.assertFalse(any(" -c " in c for c in result.commands), result.commands)
             self.assertTrue(obj.is_file())
 
+    def test_nvcc_behind_a_wrapper_script(self):
+        # Some machines put a script on PATH that runs the real nvcc elsewhere; the
+        # toolkit's headers must still count as the toolkit's, not as "outside your lab".
+        with tempfile.TemporaryDirectory() as tmp:
+            wrapper = Path(tmp) / "bin" / "nvcc"
+            wrapper.parent.mkdir()
+            wrapper.write_text(f'#!/bin/sh\nexec "{NVCC}" "$@"\n')
+            wrapper.chmod(0o755)
+            tools = check.toolchain(str(wrapper))
+            real = check.toolchain(NVCC)
+            self.assertEqual(tools.toolkit_includes, real.toolkit_includes)
+            self.assertTrue(any(Path(d, "cuda_runtime.h").is_file() for d in tools.toolkit_includes),
+                            tools.toolkit_includes)
+            result = check.check_lab(KIT, manifest.by_name(KIT)["reduction"], [KIT / "labs/reduction/reduction.cu"],
+                                     work_dir=Path(tmp) / "w", nvcc=str(wrapper))
+            self.assertEqual([f.message for f in result.findings], [])
+
     def test_nvcc_missing(self):
         with tempfile.TemporaryDirectory() as tmp:
             result = check.check_lab(KIT, manifest.by_name(KIT)["vectorAdd"], [KIT / "labs/vectorAdd/vectorAdd.cu"],

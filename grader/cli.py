@@ -16,7 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
-from grader import __version__, build, config, gpu, grade, manifest, overlay, report, seed
+from grader import __version__, build, config, gpu, grade, html_report, manifest, overlay, report, seed
 from grader.config import ConfigError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -100,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--reference", type=Path, metavar="DIR",
                         help="directory holding lib<lab>_solution.so reference libraries "
                              "(default: $LABKIT_REFERENCE_DIR, else <build>/lib)")
+    parser.add_argument("--answer-keys", type=Path, metavar="DIR",
+                        help="the instructor's answer keys, DIR/<lab>/answer_key.json, for the graded "
+                             "questions (default: $LABKIT_ANSWER_KEYS, else <kit>/solutions)")
     parser.add_argument("--cuda-arch", metavar="ARCH",
                         help="CUDA architectures to compile for, passed as -DCMAKE_CUDA_ARCHITECTURES "
                              "(e.g. 90; default: the kit's choice)")
@@ -171,13 +174,28 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + details)
     try:
         report.write_json(run, json_path)
-        print(f"\nseed {options.seed} ({seed_how}); report: {json_path}")
+        html_path = write_html(run, json_path)
+        print(f"\nseed {options.seed} ({seed_how}); report: {json_path}" + (f", {html_path}" if html_path else ""))
     except OSError as exc:
         print(f"grader: error: cannot write the report {json_path}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_FAILED
     if run.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_FAILED if run.failed else EXIT_OK
+
+
+def write_html(run: grade.GradingRun, json_path: Path) -> Path | None:
+    """Write the HTML page of the report beside it (report.html); None, with a warning,
+    when it cannot be written: the JSON is the report, the page only shows it."""
+    path = json_path.with_suffix(".html")
+    if path == json_path:  # --json report.html: never overwrite the report itself
+        path = json_path.with_name(json_path.name + ".html")
+    try:
+        path.write_text(html_report.html(report.to_json(run)), encoding="utf-8")
+    except OSError as exc:
+        print(f"grader: warning: cannot write the HTML report {path}: {exc.strerror or exc}", file=sys.stderr)
+        return None
+    return path
 
 
 def _built_summary(options: grade.Options, labs: list[str], run: grade.GradingRun) -> int:
@@ -298,8 +316,18 @@ def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
                             no_sanitizer=args.no_sanitizer, submission=submission,
                             seed_source=chosen.as_dict(),
                             student_root=args.student_dir.resolve() if args.student_dir else None,
-                            build_only=args.build_only, prebuilt=args.prebuilt)
+                            build_only=args.build_only, prebuilt=args.prebuilt,
+                            answer_keys=_answer_keys(args.answer_keys))
     return options, labs
+
+
+def _answer_keys(given: Path | None) -> Path | None:
+    """--answer-keys, else $LABKIT_ANSWER_KEYS: a folder, checked now rather than after grading."""
+    keys = given or (Path(os.environ["LABKIT_ANSWER_KEYS"]) if os.environ.get("LABKIT_ANSWER_KEYS") else None)
+    if keys is not None and not keys.is_dir():
+        raise UsageError(f"the answer keys {keys} are not a folder: --answer-keys (or LABKIT_ANSWER_KEYS) names "
+                         "a folder holding <lab>/answer_key.json")
+    return keys.resolve() if keys is not None else None
 
 
 def default_build_dir(root: Path, submission: bool, cuda_arch: str | None) -> Path:

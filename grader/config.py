@@ -62,12 +62,20 @@ DEFAULTS: dict[str, Any] = {
         # A bench whose student/reference ratio stayed noisy is run again this many
         # times; the least noisy run is scored.
         "bench_reruns": 1,
+        # A bench during which the GPU slowed down for heat or a hardware fault (nvidia-smi's
+        # clock-event reasons just after it) runs again after this pause.
+        "cooldown_s": 30,
         "seed": "random",
     },
     "defaults": {
         "correctness_points": 70,
         "performance_points": 30,
         "full_credit_ratio": 1.2,
+        # Beyond full_credit_ratio: "continuous" gives points * full_credit_ratio / ratio
+        # (no step at the threshold); "cs149" gives points / ratio (CS149's curve).
+        "performance_curve": "continuous",
+        # Full points when the ratio's 95% confidence interval reaches full_credit_ratio.
+        "benefit_of_doubt": True,
         "reference_variant": "default",
         # Suites named *Cpu test the provided sequential version, not the student's
         # code: they run (a broken CPU version shows) but earn no points.
@@ -93,6 +101,10 @@ DEFAULTS: dict[str, Any] = {
         # A student result above this % of the device's peak (faster than the roofline
         # allows) is flagged and earns no performance points.
         "max_pct_peak": 100.0,
+        # Graded questions (labs/<lab>/answers.md, listed in the lab's manifest): whether
+        # they are graded, and points per question id where the manifest's are not wanted.
+        "answers": True,
+        "question_points": {},
     },
     # Per-lab built-in values come from the labs' manifests (manifest_defaults).
     "labs": {},
@@ -129,6 +141,8 @@ class LabSettings:
     correctness_points: float
     performance_points: float
     full_credit_ratio: float
+    performance_curve: str
+    benefit_of_doubt: bool
     reference_variant: str
     # Glob pattern -> weight, in matching order: the lab's own patterns first.
     test_weights: dict[str, float]
@@ -143,6 +157,8 @@ class LabSettings:
     sanitizer_filter: str
     sanitizer_penalty: float
     max_pct_peak: float
+    answers: bool
+    question_points: dict[str, float]
     enabled: bool
 
     def weight(self, test_name: str) -> float:
@@ -261,6 +277,7 @@ _GRADER_KEYS: dict[str, Check] = {
     "test_timeout_s": _TIMEOUT,
     "bench_timeout_s": _TIMEOUT,
     "sanitizer_timeout_s": _TIMEOUT,
+    "cooldown_s": (lambda v: _is_number(v) and 0 <= v <= 600, "a number of seconds from 0 to 600"),
     "bench_reruns": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 5,
                      "an integer from 0 to 5"),
     "seed": (lambda v: v == "random" or (isinstance(v, int) and not isinstance(v, bool)
@@ -272,6 +289,8 @@ _LAB_KEYS: dict[str, Check] = {
     "performance_points": _POINTS,
     "full_credit_ratio": (lambda v: _is_number(v) and v > 0,
                           "a ratio > 0 (t_student / t_reference, e.g. 1.2)"),
+    "performance_curve": (lambda v: v in ("continuous", "cs149"), '"continuous" or "cs149"'),
+    "benefit_of_doubt": _ENABLED,
     "reference_variant": (lambda v: isinstance(v, str) and v != "",
                           'a variant name such as "default"'),
     "test_weights": (_weights_ok, 'a table of "glob pattern" = weight >= 0'),
@@ -289,6 +308,8 @@ _LAB_KEYS: dict[str, Check] = {
     "sanitizer_filter": (lambda v: isinstance(v, str), 'a GoogleTest filter such as "*Gpu*/n_33"'),
     "sanitizer_penalty": _FRACTION,
     "max_pct_peak": (lambda v: _is_number(v) and v > 0, "a percentage > 0, e.g. 100"),
+    "answers": _ENABLED,
+    "question_points": (_weights_ok, 'a table of question id = points >= 0'),
 }
 
 

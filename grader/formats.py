@@ -106,6 +106,10 @@ def markdown(data: Any) -> str:
     if failures:
         out.append("\n### What to fix\n")
         out.extend(failures)
+    answers = _md_answers(report.labs)
+    if answers:
+        out.append("\n### Graded questions\n")
+        out.append(answers)
     bench = _md_bench(report.labs)
     if bench:
         out.append("\n### Timing\n")
@@ -177,6 +181,21 @@ def _md_failure(lab: Lab) -> str:
 
 def _indent(text: str, spaces: int) -> str:
     return "\n".join(" " * spaces + line for line in text.splitlines())
+
+
+def _md_answers(labs: list[Lab]) -> str:
+    """One row per graded question: its status, points and why ('' when no lab asked any)."""
+    rows = []
+    for lab in labs:
+        for q in lab.questions:
+            points = f"by hand ({q.max:g})" if q.by_hand else f"{q.points:g} / {q.max:g}"
+            rows.append(f"| {lab.name} | {_md_cell(q.id + ': ' + q.title, 70)} | {q.status} | {points} "
+                        f"| {_md_cell(q.why, 100)} |")
+    if not rows:
+        return ""
+    pending = sum(lab.answers_pending for lab in labs)
+    tail = f"\n\n{pending:g} points of written answers are graded by hand and are not in the total yet." if pending else ""
+    return "| lab | question | status | points | note |\n|:--|:--|:--|--:|:--|\n" + "\n".join(rows) + tail
 
 
 def _md_bench(labs: list[Lab]) -> str:
@@ -333,6 +352,10 @@ def classroom_result(lab: Lab) -> dict[str, Any]:
         tests.append({"name": f"{lab.name}: performance", "score": round(lab.performance, 2),
                       "status": "pass" if lab.performance >= lab.performance_max else "fail",
                       "message": f"{_pts(lab.performance)}/{lab.performance_max:g} points" + (f": {reason}" if reason else "")})
+    for q in lab.questions:
+        if not q.by_hand:  # written answers are graded by hand, outside the Classroom score
+            tests.append({"name": f"{lab.name}: question {q.id}", "status": "pass" if q.status == "correct" else "fail",
+                          "score": round(q.points, 2), "message": _clip(q.why or q.status)})
     if lab.rule_deduction:
         tests.append({"name": f"{lab.name}: rules", "status": "fail", "score": -round(lab.rule_deduction, 2),
                       "message": _clip("; ".join(lab.rules) or "a rule of the lab was broken")})
@@ -411,6 +434,15 @@ def gradescope(data: Any, visibility: str = "visible") -> dict[str, Any]:
                           "output": "\n".join(m for m, _, _ in lab.sanitizer) + (
                               f"\nreproduce: {lab.reproduce['sanitizer']}" if lab.reproduce.get("sanitizer") else ""),
                           "tags": [lab.name, "compute-sanitizer"], "visibility": visibility})
+        for q in lab.questions:
+            # Written answers go to the instructor for grading by hand (Gradescope shows
+            # hidden tests to course staff only); checked ones score like tests.
+            output = (f"Answer:\n{_clip(q.answer, 3000)}" if q.answer else "No answer.") + (f"\n\n{q.why}" if q.why else "")
+            tests.append({"name": f"{lab.name}: question {q.id}" + (" (graded by hand)" if q.by_hand else ""),
+                          "score": 0.0 if q.by_hand else q.points, "max_score": 0.0 if q.by_hand else q.max,
+                          "status": "passed" if q.status == "correct" else "failed",
+                          "output": output, "tags": [lab.name, "answers"],
+                          "visibility": "hidden" if q.by_hand else visibility})
         speed = _speed(lab)
         if speed is not None and lab.status is status.PASS:
             leaderboard.append({"name": f"{lab.name} speedup vs reference", "value": speed, "order": "desc"})
@@ -548,6 +580,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("report", type=Path, help="the JSON report (python3 -m grader --json FILE)")
     parser.add_argument("--markdown", metavar="FILE", help="Markdown summary ('-' for stdout; "
                         "in a workflow: \"$GITHUB_STEP_SUMMARY\")")
+    parser.add_argument("--html", metavar="FILE", help="a self-contained HTML page with the scores, the failures "
+                        "and a chart per bench workload ('-' for stdout; the grader writes report.html itself)")
     parser.add_argument("--junit", metavar="FILE", help="JUnit XML ('-' for stdout)")
     parser.add_argument("--classroom-env", metavar="FILE",
                         help="append <LAB>_RESULTS=<base64> per lab, the GitHub Classroom reporter's input "
@@ -574,7 +608,8 @@ def main(argv: list[str] | None = None) -> int:
     data, problem = load(args.report)
     if problem:
         print(f"grader report: warning: {problem}", file=sys.stderr)
-    if not any((args.markdown, args.junit, args.classroom_env, args.classroom_dir, args.gradescope, args.annotations)):
+    if not any((args.markdown, args.html, args.junit, args.classroom_env, args.classroom_dir, args.gradescope,
+                args.annotations)):
         args.markdown = "-"
     labs = [_lab_name(name) for name in args.labs or []]
     try:
@@ -586,6 +621,9 @@ def main(argv: list[str] | None = None) -> int:
             if problem:
                 text = f"> **Grading did not finish:** {problem}\n\n" + text
             _write(args.markdown, text)
+        if args.html:
+            from grader import html_report  # here, not at the top: html_report builds on this module
+            _write(args.html, html_report.html(data))
         if args.junit:
             _write(args.junit, junit(data))
         if args.gradescope:

@@ -58,3 +58,63 @@ def memory_mb() -> int:
         return int(done.stdout.split()[0]) if done.returncode == 0 and done.stdout.split() else 0
     except (OSError, subprocess.TimeoutExpired, ValueError):
         return 0
+
+
+# --- telemetry: clocks, temperature, power and throttling around each bench ---------------
+
+# nvidia-smi's clock-event ("throttle") reasons, as bits of the active mask. The ones
+# marked slow make a GPU run below its normal clocks for heat or a hardware fault: a run
+# then is not the student's speed. A power cap at full load is how an H100 normally runs.
+CLOCK_REASONS = {
+    0x1: ("gpu_idle", False), 0x2: ("applications_clocks_setting", False), 0x4: ("sw_power_cap", False),
+    0x8: ("hw_slowdown", True), 0x10: ("sync_boost", False), 0x20: ("sw_thermal_slowdown", True),
+    0x40: ("hw_thermal_slowdown", True), 0x80: ("hw_power_brake_slowdown", True),
+    0x100: ("display_clock_setting", False),
+}
+TELEMETRY_FIELDS = ("clocks.sm", "clocks.mem", "temperature.gpu", "power.draw")
+# Newer drivers name the mask "clocks_event_reasons", older ones "clocks_throttle_reasons".
+REASON_FIELDS = ("clocks_event_reasons.active", "clocks_throttle_reasons.active")
+
+
+def telemetry() -> dict[str, object] | None:
+    """The GPU's state now, as nvidia-smi reports it for the first visible GPU: SM and
+    memory clocks (MHz), temperature (C), power (W) and the active clock-event reasons
+    (`slowdown` lists those that make timings unfair). None when it cannot be read."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    visible = (os.environ.get("CUDA_VISIBLE_DEVICES") or "").split(",")[0].strip()
+    which = ["-i", visible] if visible else ["-i", "0"]
+    for reasons in REASON_FIELDS:
+        try:
+            done = subprocess.run([smi, *which, f"--query-gpu={','.join((*TELEMETRY_FIELDS, reasons))}",
+                                   "--format=csv,noheader,nounits"], capture_output=True, text=True,
+                                  timeout=PROBE_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if done.returncode == 0 and done.stdout.strip():
+            return parse_telemetry(done.stdout.strip().splitlines()[0])
+    return None
+
+
+def parse_telemetry(line: str) -> dict[str, object] | None:
+    """One line of `nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw,<reasons>`."""
+    cells = [cell.strip() for cell in line.split(",")]
+    if len(cells) != len(TELEMETRY_FIELDS) + 1:
+        return None
+
+    def number(text: str) -> float | None:
+        try:
+            return float(text)
+        except ValueError:  # "[N/A]", "[Not Supported]"
+            return None
+
+    try:
+        mask = int(cells[-1], 16) if cells[-1].lower().startswith("0x") else int(cells[-1])
+    except ValueError:
+        mask = 0
+    names = [name for bit, (name, _) in CLOCK_REASONS.items() if mask & bit]
+    return {"sm_clock_mhz": number(cells[0]), "mem_clock_mhz": number(cells[1]),
+            "temperature_c": number(cells[2]), "power_w": number(cells[3]),
+            "clock_reasons": names,
+            "slowdown": [name for bit, (name, slow) in CLOCK_REASONS.items() if slow and mask & bit]}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from grader import bench, build, gpu, gtest, manifest, overlay, proc, rules, sanitize, score, status
+from grader import answers, bench, build, gpu, gtest, manifest, overlay, proc, rules, sanitize, score, status
 from grader.config import Config
 from grader.score import Correctness, Performance
 from grader.status import ResultCode
@@ -56,6 +57,8 @@ class Options:
     # shared by the class): its files, libraries, checks and raw results. None: in the
     # build folder.
     student_root: Path | None = None
+    # The instructor's answer keys (<dir>/<lab>/answer_key.json); None: <root>/solutions.
+    answer_keys: Path | None = None
     build_only: bool = False  # compile the submission's files into student_root, grade nothing
     prebuilt: bool = False  # the submission was compiled earlier (build_only): build nothing
 
@@ -101,14 +104,15 @@ class LabResult:
     bench_runs: int = 0  # how often the bench ran (a noisy bench runs again)
     checked: bool = False  # the static checks ran (check.py); else the built-in patterns stand in
     implementation: Path | None = None  # the library under test (between the two phases)
+    answers: answers.AnswersResult = field(default_factory=answers.AnswersResult)
 
     @property
     def total(self) -> float:
-        return round(self.correctness.points + self.performance.points - self.deduction, 2)
+        return round(self.correctness.points + self.performance.points + self.answers.points - self.deduction, 2)
 
     @property
     def max(self) -> float:
-        return self.correctness.max + self.performance.max
+        return self.correctness.max + self.performance.max + self.answers.max
 
 
 @dataclass
@@ -164,7 +168,8 @@ def grade(options: Options, labs: list[str], progress: Progress,
         try:
             run.overlay = overlay.prepare(
                 options.root, source, options.work_dir, present_labs(options.root),
-                lambda lab: options.config.lab(lab).editable, exclude=[options.build_dir])
+                lambda lab: options.config.lab(lab).editable, exclude=[options.build_dir],
+                optional_of=lambda lab: answers_files(options.root, lab))
         except (overlay.OverlayError, OSError) as exc:
             return _fail_all(run, labs, progress, f"cannot take the submission's files: {exc}")
         if run.overlay.note():
@@ -197,6 +202,7 @@ def grade(options: Options, labs: list[str], progress: Progress,
                     if result.status is not status.MISSING:
                         apply_rules(options, result, run.overlay)
                     apply_deductions(options, result)
+                    grade_answers(options, result)
             except Exception as exc:  # a grader bug must cost one lab, not the report
                 result = _grader_failed(options, lab, exc)
             run.labs.append(result)
@@ -473,6 +479,22 @@ def time_lab(options: Options, result: LabResult, stage: Callable[[str], None]) 
     if result.bench_runs > 1:
         result.notes.append(f"the bench's student/reference ratio was noisy: it ran {result.bench_runs} times "
                             "and the least noisy run was scored" + (" (still noisy)" if bench.is_noisy(timed) else ""))
+    slowed = _slowdown(timed)
+    if slowed:
+        # A GPU that slowed down for heat or a hardware fault is not the student's speed:
+        # time again after a pause, and flag the figures if it happens again.
+        stage("GPU throttled, cooling down")
+        time.sleep(options.config.grader["cooldown_s"])
+        result.bench_runs += 1
+        again = _bench(options, lab, bench_bin, impl, reference, settings.reference_variant, result.bench_runs)
+        if again.status is None and not _slowdown(again):
+            timed = again
+            result.notes.append(f"the GPU slowed down during timing ({', '.join(slowed)}): timed again after a "
+                                f"{options.config.grader['cooldown_s']:g} s pause, and that run was scored")
+        else:
+            throttled = f"the GPU slowed down during timing ({', '.join(_slowdown(again) or slowed)}) twice, " \
+                        "also after a pause: the figures were scored but may be low; grade this lab again"
+            result.notes.append(throttled)
     result.reproduce["bench"] = timed.command
     result.bench = timed.data
     if timed.status is not None:
@@ -480,16 +502,35 @@ def time_lab(options: Options, result: LabResult, stage: Callable[[str], None]) 
     result.performance = score.score_performance(
         timed.data if timed.status is None else None, settings, correctness_full=True,
         unavailable=f"the bench failed: {timed.message}")
+    if _slowdown(timed):
+        result.performance.flags.append("throttled")
     if missing_reference:
         result.performance = score.Performance(0.0, settings.performance_points, reason=missing_reference)
+    doubted = [w["name"] for w in result.performance.workloads if w.get("benefit_of_doubt")]
+    if doubted:
+        result.notes.append(f"full performance points by the benefit of the doubt in {', '.join(doubted)}: "
+                            f"slower than {settings.full_credit_ratio:g}x the reference's time, but within "
+                            "the timing's 95% confidence interval of it")
 
 
 def _bench(options: Options, lab: str, binary: Path, impl: Path, reference: Path | None, variant: str,
            attempt: int) -> bench.BenchRun:
+    """One bench run, with the GPU's clocks, temperature, power and clock-event reasons
+    just before and just after it in its JSON ("telemetry")."""
     name = f"{lab}.bench.json" if attempt == 1 else f"{lab}.bench.{attempt}.json"
-    return bench.run_bench(binary, seed=options.seed, timeout=options.config.grader["bench_timeout_s"],
-                           json_path=options.results_dir / name, reference=reference, variant=variant,
-                           cwd=options.root, impl=impl)
+    before = gpu.telemetry()
+    timed = bench.run_bench(binary, seed=options.seed, timeout=options.config.grader["bench_timeout_s"],
+                            json_path=options.results_dir / name, reference=reference, variant=variant,
+                            cwd=options.root, impl=impl)
+    if timed.data is not None:
+        timed.data["telemetry"] = {"before": before, "after": gpu.telemetry()}
+    return timed
+
+
+def _slowdown(timed: bench.BenchRun) -> list[str]:
+    """The clock-event reasons that slowed the GPU down, seen just after the run ([] if none)."""
+    after = ((timed.data or {}).get("telemetry") or {}).get("after") or {}
+    return list(after.get("slowdown") or [])
 
 
 def run_checks(options: Options, lab: str, result: LabResult, taken: overlay.Overlay,
@@ -574,6 +615,37 @@ def apply_deductions(options: Options, result: LabResult) -> None:
         sanitizer = round(earned * settings.sanitizer_penalty, 2)
         result.sanitizer.deduction = sanitizer
     result.deduction = round(min(earned, result.rule_deduction + sanitizer), 2)
+
+
+def answers_files(root: Path, lab: str) -> list[str]:
+    """The answers file of `lab` (relative to the kit), if its manifest asks questions."""
+    found = manifest.by_name(root).get(lab) if (root / "labs" / lab / "lab.json").is_file() else None
+    return [found.answers_file] if found is not None and found.answers_file else []
+
+
+def grade_answers(options: Options, result: LabResult) -> None:
+    """The lab's graded questions: the student's answers.md (the solution's, with --impl
+    solution) against the manifest, the instructor's key and this run's bench figures."""
+    settings = options.config.lab(result.lab)
+    lab = manifest.by_name(options.root).get(result.lab)
+    if lab is None or not lab.questions or not settings.answers:
+        return
+    if options.impl == SOLUTION:
+        path, shown = options.root / "solutions" / result.lab / "answers.md", f"solutions/{result.lab}/answers.md"
+    else:
+        path, shown = options.work_dir / lab.answers_file, lab.answers_file
+    key_path = (options.answer_keys or options.root / "solutions") / result.lab / "answer_key.json"
+    try:
+        key = answers.read_key(key_path)
+    except answers.AnswerKeyError as exc:
+        key = {}
+        result.notes.append(f"the answer key could not be used ({exc}): numeric answers were not checked")
+    result.answers = answers.grade(lab.questions, path, shown, key, result.bench, settings.question_points)
+    if result.answers.note:
+        result.notes.append(result.answers.note)
+    if any(q["status"] == answers.UNCHECKED and q["check"] == "key" for q in result.answers.questions):
+        result.notes.append(f"no answer key at {key_path}: numeric answers were not checked (give the "
+                            "instructor's keys with --answer-keys DIR)")
 
 
 def _reference(options: Options, lab: str) -> tuple[Path | None, str]:

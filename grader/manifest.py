@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader.answers import Question, parse_questions
+
 SCHEMA = "labkit-lab"
 VERSION = 1
 
@@ -48,7 +50,13 @@ class Lab:
     slow_variants: tuple[str, ...] = ()
     reference_variant: str = "default"
     required_variants: tuple[str, ...] = ()
+    questions: tuple[Question, ...] = ()  # graded questions, answered in labs/<lab>/answers.md
     path: Path | None = field(default=None, compare=False)
+
+    @property
+    def answers_file(self) -> str:
+        """The student's answers file, relative to the kit ('' when the lab asks no questions)."""
+        return f"labs/{self.name}/answers.md" if self.questions else ""
 
     @property
     def sanitizer_filter(self) -> str:
@@ -102,12 +110,16 @@ def read(path: Path) -> Lab:
         if item.startswith("/") or "\\" in item or ".." in item.split("/"):
             raise ManifestError(f'{path}: "editable" paths are relative to the kit and stay inside it: {item!r}')
     rules, symbols = table("rules"), table("symbols")
+    try:
+        questions = parse_questions(data.get("questions"), str(path))
+    except ValueError as exc:
+        raise ManifestError(str(exc)) from exc
     return Lab(name=name, order=order, title=text("title", name), functions=functions, editable=editable,
                required_patterns=strings("required", rules), forbidden_patterns=strings("forbidden", rules),
                allowed_symbols=strings("allow", symbols), forbidden_symbols=strings("forbid", symbols),
                sanitizer_tests=strings("sanitizer_tests"), slow_variants=strings("slow_variants"),
                reference_variant=text("reference_variant", "default"),
-               required_variants=strings("required_variants"), path=path)
+               required_variants=strings("required_variants"), questions=questions, path=path)
 
 
 def labs(root: Path) -> list[Lab]:

@@ -72,11 +72,14 @@ def editable_files(root: Path, lab: str, patterns: list[str]) -> list[tuple[str,
 
 
 def prepare(pristine: Path, submission: Path, work: Path, labs: list[str],
-            patterns_of: Callable[[str], list[str]], exclude: list[Path] | None = None) -> Overlay:
+            patterns_of: Callable[[str], list[str]], exclude: list[Path] | None = None,
+            optional_of: Callable[[str], list[str]] | None = None) -> Overlay:
     """Copy the editable files of `submission` for `labs` into the clean folder `work` (emptied
     first), and list the submission's other changes against `pristine`.
 
-    `exclude` names directories never compared (the build directory)."""
+    `exclude` names directories never compared (the build directory). `optional_of(lab)`
+    names editable files taken when usable whose absence leaves the lab gradable (a lab's
+    answers file: without it, its questions earn nothing)."""
     pristine, submission, work = pristine.resolve(), submission.resolve(), work.resolve()
     if not pristine.is_dir():
         raise OverlayError(f"pristine kit {pristine} is not a directory: pass --pristine (or set "
@@ -98,6 +101,12 @@ def prepare(pristine: Path, submission: Path, work: Path, labs: list[str],
                 continue
             wanted[rel] = path
             taken.append(rel)
+        for rel in (optional_of(lab) if optional_of else []):
+            editable.add(rel)
+            path = submission / rel
+            if not _unusable(submission, path, rel):
+                wanted[rel] = path
+                taken.append(rel)
         result.copied[lab] = taken
     _sync(wanted, work)
     if submission != pristine:

@@ -126,6 +126,7 @@ def _lab_json(lab: LabResult) -> dict[str, Any]:
         "performance": {"points": perf.points, "max": perf.max, "ratio": perf.ratio,
                         "t_student_ms": perf.t_student_ms, "t_reference_ms": perf.t_reference_ms,
                         "reason": perf.reason, "workloads": perf.workloads, "flags": perf.flags},
+        "answers": lab.answers.as_dict(),
         "rules": lab.rules,
         "deduction": lab.deduction,  # in all: rule_deduction + sanitizer.deduction
         "rule_deduction": lab.rule_deduction,
@@ -185,6 +186,25 @@ class Workload:
 
 
 @dataclass
+class Answer:
+    """One graded question of a lab and the student's answer (answers.py)."""
+
+    id: str
+    title: str
+    kind: str  # "number" | "text"
+    check: str  # "key" | "bench" | "manual"
+    status: str  # answers.CORRECT, WRONG, UNANSWERED, MANUAL, UNCHECKED
+    points: float
+    max: float
+    answer: str = ""
+    why: str = ""
+
+    @property
+    def by_hand(self) -> bool:
+        return self.check == "manual"
+
+
+@dataclass
 class Lab:
     """One graded lab."""
 
@@ -211,6 +231,11 @@ class Lab:
     traceback: str = ""  # the grader's own failure (ERROR)
     bench: dict[str, Any] | None = None  # the bench's JSON as it wrote it
     workloads: list[Workload] = field(default_factory=list)  # its graded workloads
+    answers: float = 0.0  # points of the automatically checked questions
+    answers_max: float = 0.0
+    answers_pending: float = 0.0  # points of the questions graded by hand
+    answers_file: str = ""
+    questions: list[Answer] = field(default_factory=list)
 
     @property
     def student_file(self) -> str:
@@ -355,9 +380,21 @@ def _read_lab(raw: dict[str, Any], notes: list[str]) -> Lab:
             _str(finding.get("file")) or None, line if isinstance(line, int) else None))
     lab.rule_deduction = _num(raw.get("rule_deduction"), round(lab.deduction - lab.sanitizer_deduction, 2))
     lab.notes = [_str(note) for note in _list(raw.get("notes")) if note]
-    lab.total = _num(raw.get("total"), round(lab.correctness + lab.performance - lab.deduction, 2))
-    lab.max = _num(raw.get("max"), lab.correctness_max + lab.performance_max)
+    _read_answers(lab, _dict(raw.get("answers")))
+    lab.total = _num(raw.get("total"), round(lab.correctness + lab.performance + lab.answers - lab.deduction, 2))
+    lab.max = _num(raw.get("max"), lab.correctness_max + lab.performance_max + lab.answers_max)
     return lab
+
+
+def _read_answers(lab: Lab, raw: dict[str, Any]) -> None:
+    lab.answers, lab.answers_max = _num(raw.get("points"), 0.0), _num(raw.get("max"), 0.0)
+    lab.answers_pending, lab.answers_file = _num(raw.get("pending"), 0.0), _str(raw.get("file"))
+    for row in _list(raw.get("questions")):
+        if isinstance(row, dict):
+            lab.questions.append(Answer(
+                id=_str(row.get("id")) or "?", title=_str(row.get("title")), kind=_str(row.get("kind")),
+                check=_str(row.get("check")), status=_str(row.get("status")), points=_num(row.get("points"), 0.0),
+                max=_num(row.get("max"), 0.0), answer=_str(row.get("answer")), why=_str(row.get("why"))))
 
 
 def _read_workloads(bench: dict[str, Any] | None) -> list[Workload]:
@@ -365,7 +402,7 @@ def _read_workloads(bench: dict[str, Any] | None) -> list[Workload]:
     for workload in _list(_dict(bench).get("workloads")):
         if not isinstance(workload, dict) or not workload.get("graded"):
             continue
-        results = {r.get("role"): r for r in _list(workload.get("results")) if isinstance(r, dict)}
+        results = {_str(r.get("role")): r for r in _list(workload.get("results")) if isinstance(r, dict)}
         you, ref = results.get("student", {}), results.get("reference", {})
         rows.append(Workload(name=_str(workload.get("name")), unit=_str(workload.get("unit")),
                              ratio=_figure(_dict(workload.get("pair")).get("ratio_median")),
@@ -411,17 +448,24 @@ def failure_details(run: GradingRun) -> str:
 
 
 def table(report: Report) -> str:
-    """The score table: one row per lab and a total."""
-    head = f"{'lab':<15} {'status':<12} {'correctness':>12} {'performance':>12} {'total':>11}  note"
+    """The score table: one row per lab and a total (an answers column when questions were graded)."""
+    asked = any(lab.questions for lab in report.labs)
+    head = (f"{'lab':<15} {'status':<12} {'correctness':>12} {'performance':>12} "
+            + (f"{'answers':>9} " if asked else "") + f"{'total':>11}  note")
     rows = [head, "-" * len(head)]
     for lab in report.labs:
+        answers = f"{_points(lab.answers, lab.answers_max):>9} " if asked else ""
         rows.append(f"{lab.name:<15} {lab.status.name:<12} "
                     f"{_points(lab.correctness, lab.correctness_max):>12} "
-                    f"{_points(lab.performance, lab.performance_max):>12} "
+                    f"{_points(lab.performance, lab.performance_max):>12} {answers}"
                     f"{_points(lab.total, lab.max):>11}  {_note(lab)}")
     rows.append("-" * len(head))
-    rows.append(f"{'total':<15} {'':<12} {'':>12} {'':>12} {_points(report.total, report.max):>11}"
+    rows.append(f"{'total':<15} {'':<12} {'':>12} {'':>12} " + (f"{'':>9} " if asked else "")
+                + f"{_points(report.total, report.max):>11}"
                 + ("  (interrupted: not every lab was graded)" if report.interrupted else ""))
+    pending = sum(lab.answers_pending for lab in report.labs)
+    if pending:
+        rows.append(f"{pending:g} more points of written answers are graded by hand (not in the total above)")
     return "\n".join(rows)
 
 
@@ -461,6 +505,11 @@ def details(report: Report) -> str:
             lines = "\n".join(f"    {finding.message}" for finding in lab.sanitizer)
             blocks.append(f"{lab.name}: compute-sanitizer found errors, -{lab.sanitizer_deduction:g} points:\n{lines}"
                           f"\n  reproduce: {lab.reproduce.get('sanitizer', '')}")
+        missed = [q for q in lab.questions if not q.by_hand and q.status != "correct"]
+        if missed:
+            lines = "\n".join(f"    {q.id} ({q.title}): {q.status}" + (f": {q.why}" if q.why else "") for q in missed)
+            blocks.append(f"{lab.name}: graded questions in {lab.answers_file or 'answers.md'}, "
+                          f"{lab.answers:g}/{lab.answers_max:g} points:\n{lines}")
     # Notes, each once with the labs it concerns (a missing compute-sanitizer concerns all).
     notes: dict[str, list[str]] = {}
     for lab in report.labs:

@@ -1,11 +1,13 @@
 """Points from test results and bench figures (DESIGN.md "Grader").
 
 Correctness: the lab's correctness points shared over its tests by weight.
-Performance: only once correctness is full; per graded workload, full points when
-t_student <= full_credit_ratio * t_reference, else points * t_reference / t_student,
-averaged over the graded workloads. Figures that cannot be trusted (wrong timed
-outputs, changed inputs, work hidden from the GPU timer, a speed above the device's
-roofline) earn nothing and are flagged.
+Performance: only once correctness is full; per graded workload, with the ratio
+r = t_student / t_reference and the threshold T = full_credit_ratio, full points when
+r <= T, else (the "continuous" curve, the default) points * T / r, which has no step at
+T, or (the "cs149" curve) points / r. Where the ratio's 95% confidence interval reaches
+T, the student gets the better side: full points. Averaged over the graded workloads.
+Figures that cannot be trusted (wrong timed outputs, changed inputs, work hidden from
+the GPU timer, a speed above the device's roofline) earn nothing and are flagged.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ NO_REFERENCE = "no reference library: performance not scored"
 # More than this fraction of a student's samples with stamps the judge's clock contradicts
 # (and more than 3): the figures are not trusted.
 SUSPECT_FRACTION = 0.25
+# The ratio's confidence interval is ratio * (1 +- DOUBT_Z * ratio_rel_se): 95%.
+DOUBT_Z = 1.96
+CURVES = ("continuous", "cs149")
 
 
 @dataclass
@@ -44,7 +49,8 @@ class Performance:
     workloads: list[dict[str, Any]] = field(default_factory=list)
     # Why the timed figures were not trusted: "check_failures", "inputs_changed",
     # "host_suspect", "boundary" (stamps the judge's clock contradicts), "roofline"
-    # (faster than the device's peak allows), "no_student".
+    # (faster than the device's peak allows), "no_student"; and "throttled" (the GPU slowed
+    # down for heat twice: scored, but the report says to grade again).
     flags: list[str] = field(default_factory=list)
 
 
@@ -95,10 +101,9 @@ def score_performance(bench: dict[str, Any] | None, settings: LabSettings, *,
             error = (bench.get("reference") or {}).get("error")
             zero.reason = NO_REFERENCE + (f" ({error})" if error else "")
             return zero
-        full = settings.performance_points
-        # min(): a course may set full_credit_ratio < 1, and being faster never earns more.
-        points = full if ratio <= settings.full_credit_ratio else min(full, full / ratio)
-        rows.append({"name": name, "ratio": ratio, "points": round(points, 2),
+        rel_se = (workload.get("pair") or {}).get("ratio_rel_se")
+        points, doubt = curve_points(ratio, rel_se if isinstance(rel_se, (int, float)) else 0.0, settings)
+        rows.append({"name": name, "ratio": ratio, "points": round(points, 2), "benefit_of_doubt": doubt,
                      "t_student_ms": student.get("median_ms"),
                      "t_reference_ms": (_result(workload, "reference") or {}).get("median_ms"),
                      "noisy": bool((workload.get("pair") or {}).get("noisy"))})
@@ -109,6 +114,22 @@ def score_performance(bench: dict[str, Any] | None, settings: LabSettings, *,
         t_student_ms=_sum(r["t_student_ms"] for r in rows),
         t_reference_ms=_sum(r["t_reference_ms"] for r in rows),
         workloads=rows)
+
+
+def curve_points(ratio: float, rel_se: float, settings: LabSettings) -> tuple[float, bool]:
+    """(points, whether the benefit of the doubt gave them) for one workload's ratio
+    t_student / t_reference, known to a relative standard error `rel_se`."""
+    full, threshold = settings.performance_points, settings.full_credit_ratio
+    if ratio <= threshold:
+        return full, False
+    # The interval's lower end reaches the threshold: the timing cannot tell this
+    # student from one at the threshold, so they get the better side.
+    if settings.benefit_of_doubt and rel_se > 0 and ratio * (1 - DOUBT_Z * rel_se) <= threshold:
+        return full, True
+    if settings.performance_curve == "cs149":
+        # min(): a course may set full_credit_ratio < 1, and being faster never earns more.
+        return min(full, full / ratio), False
+    return full * threshold / ratio, False
 
 
 def _distrust(workload: str, student: dict[str, Any] | None, max_pct_peak: float = 100.0) -> tuple[str, str]:

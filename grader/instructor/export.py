@@ -176,15 +176,17 @@ def render_workflow(template: str, labs: list[str]) -> str:
 def student_readme(kit_readme: str, labs: list[str]) -> str:
     """The template's README: the student parts of the kit's README, the labs, and how
     grading on push works."""
-    rows = "\n".join(f"| {lab} | [handouts/{lab}.md](handouts/{lab}.md) | `labs/{lab}/{lab}.cu` |" for lab in labs)
+    rows = "\n".join(f"| {lab} | [handouts/{lab}.md](handouts/{lab}.md) | `labs/{lab}/{lab}.cu`, "
+                     f"`labs/{lab}/answers.md` |" for lab in labs)
     parts = [
         "# CUDA labs\n",
-        _fill("Your labs for the GPU programming course. Each lab is one file you edit, "
-              "`labs/<lab>/<lab>.cu`; every other file is provided. The tests say what is wrong "
+        _fill("Your labs for the GPU programming course. In each lab you edit two files: "
+              "`labs/<lab>/<lab>.cu`, your code, and `labs/<lab>/answers.md`, your answers to the "
+              "handout's graded questions; every other file is provided. The tests say what is wrong "
               "(which size, which index, expected and actual values, the seed to reproduce it), "
               "the bench times your kernels against the CPU, and the grader gives the score "
               "you will get.") + "\n",
-        "| lab | handout | your file |\n|:--|:--|:--|\n" + rows + "\n",
+        "| lab | handout | your files |\n|:--|:--|:--|\n" + rows + "\n",
     ]
     for title in ("Requirements", "For students"):
         text = markdown_section(kit_readme, title)
@@ -199,7 +201,7 @@ def student_readme(kit_readme: str, labs: list[str]) -> str:
         "the course's GPU machine: it builds your labs, runs the tests and the bench, and sends "
         "the points to GitHub Classroom. The run's summary page shows the score table and every "
         "failure with the command that reproduces it; compile errors and failed tests are marked "
-        "at their file and line; the full JSON report is attached to the run as `grading-report`. "
+        "at their file and line; the JSON report and a page to open in a browser (`report.html`) are attached to the run as `grading-report`. "
         "Each run draws new random inputs: the seed is in the summary. Do not edit the workflow.") + "\n\n"
         + _fill("The reference solutions are not in this repository, so on your own machine the bench "
                 "has no reference to time you against and the grader gives no performance points; "

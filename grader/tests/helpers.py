@@ -104,9 +104,10 @@ def fake_bench(path: Path, json_fixture: str | None, exit_code: int = 0, argv_lo
 KIT = Path(__file__).resolve().parents[2]
 
 
-def make_kit(root: Path, labs: list[str], solutions: bool = False) -> Path:
+def make_kit(root: Path, labs: list[str], solutions: bool = False, questions: bool = False) -> Path:
     """A kit root with the files that make a lab present: its manifest (the real kit's
-    when it has the lab, else a minimal one) and its header."""
+    when it has the lab, else a minimal one) and its header. The real manifests' graded
+    questions are left out unless `questions` (their points would change every total)."""
     for order, lab in enumerate(labs, 1):
         folder = root / "labs" / lab
         folder.mkdir(parents=True, exist_ok=True)
@@ -114,7 +115,10 @@ def make_kit(root: Path, labs: list[str], solutions: bool = False) -> Path:
         (folder / f"{lab}.cu").write_text(f"// {lab}: the student's file\n")
         real = KIT / "labs" / lab / "lab.json"
         if real.is_file():
-            (folder / "lab.json").write_text(real.read_text())
+            data = json.loads(real.read_text())
+            if not questions:
+                data.pop("questions", None)
+            (folder / "lab.json").write_text(json.dumps(data, indent=2) + "\n")
         else:
             (folder / "lab.json").write_text(json.dumps({
                 "schema": "labkit-lab", "version": 1, "name": lab, "order": 100 + order, "title": lab,

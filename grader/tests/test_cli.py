@@ -258,6 +258,153 @@ class GradeNoBuildTest(CliTestCase):
         self.assertIn("interrupted", out)
 
 
+QUESTIONS = [{"id": "launches", "title": "Launches", "kind": "number", "points": 2, "check": "key"},
+             {"id": "gbps", "title": "Your GB/s", "kind": "number", "points": 1, "check": "bench"},
+             {"id": "why", "title": "Why", "kind": "text", "points": 3, "check": "manual"}]
+KEY = {"schema": "labkit-answer-key", "version": 1, "answers": {"launches": {"value": 4}, "why": {"rubric": "r"}}}
+
+
+class GradeWithQuestionsTest(CliTestCase):
+    """Graded questions end to end: the student's answers.md against the key and this run's bench."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        manifest = self.root / "labs" / "vectorAdd" / "lab.json"
+        data = json.loads(manifest.read_text())
+        manifest.write_text(json.dumps({**data, "questions": QUESTIONS}))
+        self.keys = self.root / "solutions"
+        (self.keys / "vectorAdd").mkdir(parents=True)
+        (self.keys / "vectorAdd" / "answer_key.json").write_text(json.dumps(KEY))
+        self.fake_labs(self.bin)
+
+    def answer(self, text: str) -> None:
+        (self.root / "labs" / "vectorAdd" / "answers.md").write_text(text)
+
+    # Right answers: the checked points join the total; the written one waits for a person.
+    def test_answers_count(self):
+        self.answer("## launches\nAnswer: 4\n## gbps\nAnswer: 2600 GB/s\n## why\nAnswer: because\n")
+        code, out, err = self.main("--no-build", "--seed", "3", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        self.assertEqual(self.row(out, "vectorAdd")[:6],
+                         ["vectorAdd", "PASS", "70.00/70", "30.00/30", "3.00/3", "103.00/103"])
+        self.assertIn("3 more points of written answers are graded by hand", out)
+        lab = self.report()["labs"][0]
+        self.assertEqual((lab["total"], lab["max"]), (103.0, 103.0))
+        answers = lab["answers"]
+        self.assertEqual((answers["points"], answers["max"], answers["pending"]), (3.0, 3.0, 3.0))
+        self.assertEqual([q["status"] for q in answers["questions"]], ["correct", "correct", "manual"])
+        self.assertEqual(answers["questions"][1]["figure"], 2675.0)  # the fake bench's student GB/s
+        self.assertNotIn("value", json.dumps(answers))  # the key's values never reach the report
+
+    # Wrong, missing and unreadable: no points, reasons in the details, the lab still PASS.
+    def test_wrong_or_missing_answers(self):
+        self.answer("## launches\nAnswer: 5\n## gbps\nAnswer: 100\n")
+        code, out, _ = self.main("--no-build", "vectorAdd")
+        self.assertEqual(code, 0)
+        self.assertEqual(self.row(out, "vectorAdd")[4:6], ["0.00/3", "100.00/103"])
+        self.assertIn("launches (Launches): wrong", out)
+        self.assertIn("your bench measured 2675", out)
+        (self.root / "labs" / "vectorAdd" / "answers.md").unlink()
+        code, out, _ = self.main("--no-build", "vectorAdd")
+        self.assertEqual(code, 0)
+        self.assertIn("answers.md not found", out)
+
+    # The key comes from --answer-keys when given; without a key the numbers are unchecked, not wrong.
+    def test_answer_keys_folder(self):
+        self.answer("## launches\nAnswer: 4\n")
+        elsewhere = self.tmp / "keys"
+        (self.keys / "vectorAdd").rename(self.tmp / "moved")
+        code, out, _ = self.main("--no-build", "vectorAdd")
+        self.assertEqual(self.report()["labs"][0]["answers"]["questions"][0]["status"], "unchecked")
+        self.assertIn("no answer key at", out)
+        (elsewhere).mkdir()
+        (self.tmp / "moved").rename(elsewhere / "vectorAdd")
+        code, out, _ = self.main("--no-build", "--answer-keys", str(elsewhere), "vectorAdd")
+        self.assertEqual(self.report()["labs"][0]["answers"]["questions"][0]["status"], "correct")
+        code, _, err = self.main("--no-build", "--answer-keys", str(self.tmp / "none"), "vectorAdd")
+        self.assertEqual(code, 2)
+        self.assertIn("are not a folder", err)
+
+    # A submission's answers file is taken with its code; without one the lab is still graded.
+    def test_submission_answers(self):
+        submission = self.tmp / "student"
+        make_kit(submission, ["vectorAdd", "reduction", "scan"])
+        manifest = "labs/vectorAdd/lab.json"
+        (submission / manifest).write_text((self.root / manifest).read_text())
+        (submission / "labs" / "vectorAdd" / "answers.md").write_text("## launches\nAnswer: 4\n")
+        code, out, err = self.main("--no-build", "--submission", str(submission), "--pristine", str(self.root),
+                                   "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        self.assertEqual(self.report()["labs"][0]["answers"]["points"], 2.0)
+        self.assertNotIn("not student-editable", out)  # answers.md is the student's to change
+        (submission / "labs" / "vectorAdd" / "answers.md").unlink()
+        code, out, _ = self.main("--no-build", "--submission", str(submission), "--pristine", str(self.root),
+                                 "vectorAdd")
+        self.assertEqual((code, self.report()["labs"][0]["status"]), (0, "PASS"))
+
+
+# A fake nvidia-smi: telemetry lines from FAKE_SMI_LINES (one per call, the last repeated).
+FAKE_SMI = """
+    import os, sys
+    if "-L" in sys.argv:
+        print("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)")
+        sys.exit(0)
+    if not any(a.startswith("--query-gpu=clocks") for a in sys.argv):
+        print("81559")
+        sys.exit(0)
+    count_file = os.environ["FAKE_SMI_COUNT"]
+    count = int(open(count_file).read()) if os.path.exists(count_file) else 0
+    open(count_file, "w").write(str(count + 1))
+    lines = os.environ["FAKE_SMI_LINES"].split(";")
+    print(lines[min(count, len(lines) - 1)])
+"""
+COOL = "1980, 2619, 40, 300.5, 0x0000000000000004"
+HOT = "1410, 2619, 91, 690.0, 0x0000000000000060"
+
+
+class TelemetryTest(CliTestCase):
+    """Clocks, temperature and slowdowns around each bench; a throttled run is timed again."""
+
+    def smi(self, *lines: str) -> None:
+        folder = self.tmp / "smi"
+        write_script(folder / "nvidia-smi", FAKE_SMI)
+        os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ['PATH']}"
+        os.environ["FAKE_SMI_COUNT"] = str(self.tmp / "smi-count")
+        os.environ["FAKE_SMI_LINES"] = ";".join(lines)
+        self.fake_labs(self.bin)
+        (self.root / "grader.toml").write_text("[grader]\ncooldown_s = 0\n")
+
+    def test_telemetry_in_the_bench_json(self):
+        self.smi(COOL)
+        code, out, err = self.main("--no-build", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        lab = self.report()["labs"][0]
+        telemetry = lab["bench"]["telemetry"]
+        self.assertEqual(telemetry["before"]["sm_clock_mhz"], 1980.0)
+        self.assertEqual(telemetry["after"]["clock_reasons"], ["sw_power_cap"])
+        self.assertEqual((lab["bench_runs"], lab["performance"]["flags"]), (1, []))
+
+    def test_throttled_once_is_timed_again(self):
+        self.smi(COOL, HOT, COOL)  # hot just after the first run, cool after the second
+        code, out, err = self.main("--no-build", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("GPU throttled, cooling down", out)
+        lab = self.report()["labs"][0]
+        self.assertEqual(lab["bench_runs"], 2)
+        self.assertEqual(lab["performance"]["flags"], [])
+        self.assertIn("timed again after a 0 s pause", " ".join(lab["notes"]))
+
+    def test_throttled_twice_is_flagged(self):
+        self.smi(COOL, HOT)
+        code, out, err = self.main("--no-build", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        lab = self.report()["labs"][0]
+        self.assertEqual(lab["performance"]["flags"], ["throttled"])
+        self.assertEqual(lab["performance"]["points"], 30)  # scored, not silently: the note says so
+        self.assertIn("sw_thermal_slowdown, hw_thermal_slowdown", " ".join(lab["notes"]))
+        self.assertIn("grade this lab again", out)
+
+
 class RobustnessTest(CliTestCase):
     # The report is written after every lab: a grader killed mid-run leaves the labs
     # graded so far (finished is empty).

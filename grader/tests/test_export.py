@@ -118,7 +118,7 @@ class CopyTest(ExportTestCase):
         self.assertIn("70 + 30 points.", readme)
         self.assertIn("## Grading on every push", readme)
         self.assertNotIn("secret", readme)
-        self.assertIn("| scan | [handouts/scan.md](handouts/scan.md) | `labs/scan/scan.cu` |", readme)
+        self.assertIn("| scan | [handouts/scan.md](handouts/scan.md) | `labs/scan/scan.cu`, `labs/scan/answers.md` |", readme)
         workflow = (self.out / export.WORKFLOW).read_text()
         self.assertIn("runners: vectorAdd,scan\n", workflow)
         self.assertNotIn("REDUCTION_RESULTS", workflow)
@@ -296,7 +296,7 @@ class ClassroomModesTest(unittest.TestCase):
         self.assertEqual(call["argv"], ["-m", "grader", "--submission", str(ws), "--pristine", str(self.pristine),
                                         "--build-dir", f"{ws}/build/grader", "--json", f"{ws}/report.json"])
         self.assertIn(f"**Graded with the course's pristine kit** (`{self.pristine}` on the runner): only your "
-                      "`labs/<lab>/<lab>.cu` files count", summary)
+                      "`labs/<lab>/<lab>.cu` and `labs/<lab>/answers.md` files count", summary)
         self.assertNotIn("Warning", summary)
         self.assertEqual(output, "exit=1\n")
         self.assertNotIn("::warning::", stdout)

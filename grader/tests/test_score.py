@@ -12,10 +12,16 @@ from grader.tests.helpers import load_fixture
 SETTINGS = config.load(None).lab("vectorAdd")
 
 
-def bench_with_ratio(ratio: float) -> dict:
+def bench_with_ratio(ratio: float, rel_se: float = 0.0) -> dict:
+    """The fixture's bench with its graded ratio set; rel_se 0 (an exact ratio) unless given."""
     data = load_fixture("bench-ok.json")
     data["workloads"][0]["pair"]["ratio_median"] = ratio
+    data["workloads"][0]["pair"]["ratio_rel_se"] = rel_se
     return data
+
+
+def settings_with(**defaults) -> config.LabSettings:
+    return config.from_dict({"defaults": defaults}, None).lab("vectorAdd")
 
 
 def perf(data, settings=SETTINGS, full=True) -> score.Performance:
@@ -78,33 +84,82 @@ class PerformanceTest(unittest.TestCase):
         self.assertEqual((result.t_student_ms, result.t_reference_ms), (0.301, 0.298))
         self.assertEqual(len(result.workloads), 1)  # the ungraded workload is ignored
 
-    # Exactly 1.2x the reference time still earns full points; just above does not.
-    def test_boundary(self):
+    # Exactly 1.2x the reference time still earns full points; just above loses a hair, not
+    # a sixth of the points: the default curve has no step at the threshold.
+    def test_boundary_has_no_cliff(self):
         self.assertEqual(perf(bench_with_ratio(1.2)).points, 30)
-        self.assertEqual(perf(bench_with_ratio(1.2001)).points, 25.0)  # 30 / 1.2001 = 24.998
+        self.assertEqual(perf(bench_with_ratio(1.2001)).points, 30.0)  # 30 * 1.2 / 1.2001 = 29.9975
+        self.assertAlmostEqual(score.curve_points(1.2001, 0.0, SETTINGS)[0], 29.9975, places=4)
+        self.assertEqual(perf(bench_with_ratio(1.212)).points, 29.7)  # 1% past the threshold: 1% fewer points
 
-    # Slower: points * t_ref / t_student.
+    # Slower: points * 1.2 * t_ref / t_student, continuous and falling with the time.
     def test_slower(self):
-        self.assertEqual(perf(bench_with_ratio(2.0)).points, 15)
-        self.assertEqual(perf(bench_with_ratio(3.0)).points, 10)
-        self.assertEqual(perf(bench_with_ratio(7.0)).points, 4.29)
+        self.assertEqual(perf(bench_with_ratio(2.4)).points, 15)
+        self.assertEqual(perf(bench_with_ratio(3.6)).points, 10)
+        self.assertEqual(perf(bench_with_ratio(7.0)).points, 5.14)
+        previous = 30.0
+        for step in range(1, 400):
+            points = score.curve_points(1.2 + step * 0.01, 0.0, SETTINGS)[0]
+            self.assertLess(points, previous)
+            self.assertLess(previous - points, 0.3)  # 0.01 more in the ratio never costs 1% of the points
+            previous = points
+
+    # The CS149 curve stays available: points * t_ref / t_student past the threshold, with its step.
+    def test_cs149_curve(self):
+        cs149 = settings_with(performance_curve="cs149")
+        self.assertEqual(perf(bench_with_ratio(1.2), cs149).points, 30)
+        self.assertEqual(perf(bench_with_ratio(1.2001), cs149).points, 25.0)  # 30 / 1.2001 = 24.998
+        self.assertEqual(perf(bench_with_ratio(2.0), cs149).points, 15)
+        self.assertEqual(perf(bench_with_ratio(3.0), cs149).points, 10)
 
     # A course may demand beating the reference; being faster never earns more than the maximum.
     def test_ratio_below_one_is_capped(self):
-        strict = config.from_dict({"defaults": {"full_credit_ratio": 0.9}}, None).lab("scan")
-        self.assertEqual(perf(bench_with_ratio(0.95), strict).points, 30)
-        self.assertEqual(perf(bench_with_ratio(1.8), strict).points, 16.67)
+        for curve in score.CURVES:
+            strict = settings_with(full_credit_ratio=0.9, performance_curve=curve)
+            self.assertEqual(perf(bench_with_ratio(0.95), strict).points, 30 if curve == "cs149" else 28.42)
+            self.assertEqual(perf(bench_with_ratio(1.8), strict).points, 16.67 if curve == "cs149" else 15)
+            self.assertLessEqual(perf(bench_with_ratio(0.5), strict).points, 30)
+
+    # The ratio's 95% interval reaches the threshold: full points, marked as such.
+    def test_benefit_of_the_doubt(self):
+        near = perf(bench_with_ratio(1.23, rel_se=0.02))  # interval down to 1.23 * (1 - 0.0392) = 1.18
+        self.assertEqual(near.points, 30)
+        self.assertTrue(near.workloads[0]["benefit_of_doubt"])
+        far = perf(bench_with_ratio(1.30, rel_se=0.02))  # down to 1.249: clearly slower
+        self.assertEqual(far.points, 27.69)
+        self.assertFalse(far.workloads[0]["benefit_of_doubt"])
+        exact = perf(bench_with_ratio(1.23, rel_se=0.0))
+        self.assertEqual(exact.points, 29.27)
+        self.assertFalse(exact.workloads[0]["benefit_of_doubt"])
+        # Under the CS149 curve the doubt decides between 30 and 24.4 points.
+        self.assertEqual(perf(bench_with_ratio(1.23, rel_se=0.02), settings_with(performance_curve="cs149")).points, 30)
+        # A course can turn it off.
+        off = settings_with(benefit_of_doubt=False)
+        self.assertEqual(perf(bench_with_ratio(1.23, rel_se=0.02), off).points, 29.27)
+
+    # A missing or odd standard error gives no benefit, and no crash.
+    def test_benefit_needs_a_standard_error(self):
+        data = bench_with_ratio(1.23)
+        for odd in (None, "0.5", -0.3):
+            data["workloads"][0]["pair"]["ratio_rel_se"] = odd
+            self.assertEqual(perf(data).points, 29.27, odd)
+
+    def test_curve_settings_are_checked(self):
+        with self.assertRaisesRegex(config.ConfigError, "performance_curve.*continuous"):
+            config.from_dict({"defaults": {"performance_curve": "steep"}}, None)
+        with self.assertRaisesRegex(config.ConfigError, "benefit_of_doubt.*true or false"):
+            config.from_dict({"labs": {"scan": {"benefit_of_doubt": 1}}}, None)
 
     # Several graded workloads: the mean of their points.
     def test_average_over_graded_workloads(self):
         data = bench_with_ratio(1.0)
         second = copy.deepcopy(data["workloads"][0])
         second["name"] = "vector_add n=1000000"
-        second["pair"]["ratio_median"] = 3.0
+        second["pair"]["ratio_median"] = 3.6
         data["workloads"].append(second)
         result = perf(data)
         self.assertEqual(result.points, 20)  # (30 + 10) / 2
-        self.assertAlmostEqual(result.ratio, 3 ** 0.5, places=3)
+        self.assertAlmostEqual(result.ratio, 3.6 ** 0.5, places=3)
         self.assertEqual(result.t_student_ms, 0.602)
 
     # Performance is graded only once every test passes.

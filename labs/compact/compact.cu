@@ -1,4 +1,4 @@
-// compact lab: YOUR FILE. This is the only file of the lab you edit.
+// compact lab: YOUR FILE, the only code file of the lab you edit (your answers go in answers.md).
 //
 // compact keeps the elements with compact_keep(x) (x > 0, see compact.h) in their
 // order and returns how many; expand writes in[i] counts[i] times. Both are lecture 7's
@@ -107,8 +107,8 @@ __global__ void scatter_kept_kernel(const int* in, const int* flags, const int* 
 
 // expand: in[i] goes to out[offsets[i]], out[offsets[i] + 1], …, counts[i] times.
 __global__ void write_runs_kernel(const int* in, const int* counts, const int* offsets, int* out, int n) {
-  // TODO(student): one thread per element writes its run. (When a few counts are huge,
-  // a few threads do all the work: the handout's questions ask you to measure that.)
+  // TODO(student): one thread per element writes its run. (What happens when a few
+  // counts are huge? The handout's questions ask you to measure it.)
   (void)in;
   (void)counts;
   (void)offsets;

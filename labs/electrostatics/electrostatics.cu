@@ -1,4 +1,4 @@
-// electrostatics lab: YOUR FILE. This is the only file of the lab you edit.
+// electrostatics lab: YOUR FILE, the only code file of the lab you edit (your answers go in answers.md).
 //
 // Compute the electrostatic potential of a set of atoms on one slice of a 3-D lattice:
 // first by direct Coulomb summation (every grid point sums q / r over every atom), then

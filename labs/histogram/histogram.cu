@@ -1,4 +1,4 @@
-// histogram lab: YOUR FILE. This is the only file of the lab you edit.
+// histogram lab: YOUR FILE, the only code file of the lab you edit (your answers go in answers.md).
 //
 // Count how many input values fall into each bin (bin = value % num_bins). First make
 // it correct: many threads add to the same bin at the same time, and a plain
@@ -22,9 +22,10 @@ __global__ void histogram_kernel(const unsigned* in, int n, unsigned* bins, int 
   //
   // TODO(student): the bin of a value is value % num_bins, computed in unsigned
   // arithmetic (values use all 32 bits; as a signed int 0xFFFFFFFF is -1, and -1 % 7 is
-  // a negative index). Then add one to that bin. bins[b]++ is three steps (read, add,
-  // write) and threads of other warps interleave with them, so counts get lost: use
-  // atomicAdd(&bins[b], 1u), which does the three steps as one.
+  // a negative index). Then add one to that bin. Many threads add to the same bin at
+  // the same time, and a plain bins[b]++ gives wrong counts: why (graded question
+  // race_lost_counts), and which operation makes the update of a counter safe? See the
+  // handout, "The race in bins[b]++" and "Atomics".
   (void)in;
   (void)n;
   (void)bins;

@@ -1,4 +1,4 @@
-// matmul lab: YOUR FILE. This is the only file of the lab you edit.
+// matmul lab: YOUR FILE, the only code file of the lab you edit (your answers go in answers.md).
 //
 // Write a kernel that multiplies two matrices, C = A · B, with one thread per element of
 // C. Make it correct for every shape first (m, k, n need not be multiples of anything).

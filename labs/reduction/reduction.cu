@@ -1,4 +1,4 @@
-// reduction lab: YOUR FILE. This is the only file of the lab you edit.
+// reduction lab: YOUR FILE, the only code file of the lab you edit (your answers go in answers.md).
 //
 // Reduce an array to one value on the GPU: the sum of n floats and the maximum of n ints.
 // Start inside one block: copy a tile into shared memory, then add pairs in a tree,

@@ -1,4 +1,4 @@
-// scan lab: YOUR FILE. This is the only file of the lab you edit.
+// scan lab: YOUR FILE, the only code file of the lab you edit (your answers go in answers.md).
 //
 // Compute prefix sums on the GPU for any n: inclusive_scan, exclusive_scan and
 // segmented_inclusive_scan (see scan.h). Start with inclusive_scan: a block scan

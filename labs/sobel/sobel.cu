@@ -1,4 +1,4 @@
-// sobel lab: YOUR FILE. This is the only file of the lab you edit.
+// sobel lab: YOUR FILE, the only code file of the lab you edit (your answers go in answers.md).
 //
 // Write a kernel that finds the edges of a grayscale image with the Sobel operator
 // (sobel.h says exactly what to compute), first with one thread per pixel, then with the

@@ -1,4 +1,4 @@
-// sort lab: YOUR FILE. This is the only file of the lab you edit.
+// sort lab: YOUR FILE, the only code file of the lab you edit (your answers go in answers.md).
 //
 // Sort unsigned keys on the GPU, in place: sort_keys(keys, n) ascending, and
 // sort_pairs(keys, values, n) by key, stably, carrying the values along. The plan laid
@@ -60,12 +60,13 @@ __global__ void scan_counts_kernel(unsigned* counts, int total) {
 // Values (sort_pairs) move the same way; values_in is null for sort_keys.
 __global__ void scatter_kernel(const unsigned* keys_in, unsigned* keys_out, const unsigned* values_in,
                                unsigned* values_out, int n, int shift, const unsigned* offsets, int num_blocks) {
-  // TODO(student): r keeps keys with equal digits in their input order. That stability
-  // is what makes LSD radix sort work: each pass must keep the order the earlier passes
-  // made. With 1-bit digits, r is an exclusive scan within the block of the flags
-  // "my digit is 0" (for digit 1: my index in the block minus that scan). Load the key
-  // (and value) first, compute r with shared memory and __syncthreads() reached by all
-  // threads, and only then let the threads with index < n write.
+  // TODO(student): r keeps keys with equal digits in their input order: the scatter must
+  // be stable (why does LSD radix sort, and not only sort_pairs, need that? graded
+  // question unstable_scatter). With 1-bit digits, r is an exclusive scan within the
+  // block of the flags "my digit is 0" (for digit 1: my index in the block minus that
+  // scan). Load the key (and value) first, compute r with shared memory and
+  // __syncthreads() reached by all threads, and only then let the threads with
+  // index < n write.
   (void)keys_in;
   (void)keys_out;
   (void)values_in;

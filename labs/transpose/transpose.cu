@@ -1,4 +1,4 @@
-// transpose lab: YOUR FILE. This is the only file of the lab you edit.
+// transpose lab: YOUR FILE, the only code file of the lab you edit (your answers go in answers.md).
 //
 // Write a kernel that transposes a rows x cols matrix through a tile in shared memory,
 // so that both its reads of `in` and its writes of `out` are coalesced (neighbouring
@@ -36,10 +36,9 @@ constexpr int kTile = 32;
 //      tile_row * kTile + threadIdx.x, and the value is tile[threadIdx.x][threadIdx.y].
 __global__ void transpose_tiled_kernel(const float* in, float* out, int rows, int cols) {
   // TODO(student): declare the tile: __shared__ float tile[kTile][kTile + 1];
-  // Why + 1? Step 3 reads a column of the tile. Without padding, the 32 floats of a
-  // column are 32 floats apart, all in the same one of the 32 shared-memory banks, and
-  // the warp's 32 reads are served one after the other (a 32-way bank conflict). With
-  // one float of padding per row, a column's floats fall into 32 different banks.
+  // Why + 1? Step 3 reads a column of the tile. Work out which of the 32 shared-memory
+  // banks the 32 threads of a warp hit in that read, with and without the padding
+  // (handout, "Bank conflicts", and question 3), and check it with ncu.
 
   // A grid has at most 65535 blocks in y, fewer than the tiles down a tall matrix, so
   // each block walks down the matrix in steps of gridDim.y tiles.

@@ -1,4 +1,4 @@
-// vectorAdd lab: YOUR FILE. This is the only file of the lab you edit.
+// vectorAdd lab: YOUR FILE, the only code file of the lab you edit (your answers go in answers.md).
 //
 // Write a kernel in which each thread adds one pair of elements, and launch enough
 // threads to cover the whole vector. Then make it fast: the bench compares you with

@@ -122,7 +122,8 @@ function(add_lab lab)
   #  exports   registers each interface function as the variant "default" of its
   #            implementation, and exports the registry, so that a bench or a worker can
   #            find the graded function in a loaded library whose other symbols are hidden;
-  #  facts     the manifest's facts the tests and benches use (slow variants);
+  #  facts     the manifest's facts the tests and benches use (slow variants, the
+  #            reference variant the lab is graded against);
   #  proxy     the judge's definitions of the interface functions: each forwards its call
   #            to the worker process (lab/judge/proxy.h);
   #  dispatch  the worker's table of the interface functions (lab/judge/worker.h).
@@ -160,6 +161,8 @@ ${registrations}LAB_EXPORT_VARIANT_REGISTRY()
 
 // labs/${lab}/lab.json \"slow_variants\": too slow for the large sizes.
 LAB_SLOW_VARIANTS(${slow});
+// labs/${lab}/lab.json \"reference_variant\": the reference's variant the lab is graded against.
+LAB_GRADED_REFERENCE_VARIANT(\"${manifest_REFERENCE_VARIANT}\");
 " @ONLY)
   labkit_object_library(${lab}_exports ${gen}/${lab}_exports.cu)
   target_link_libraries(${lab}_exports PUBLIC ${lab}_cpu)

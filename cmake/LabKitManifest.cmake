@@ -6,7 +6,8 @@
 #   labkit_read_manifest(<file> <prefix>)
 #
 # sets, in the caller's scope, <prefix>_NAME, <prefix>_ORDER, <prefix>_FUNCTIONS,
-# <prefix>_LIBRARIES, <prefix>_BENCH_LIBRARIES, <prefix>_SLOW_VARIANTS (CMake lists) and
+# <prefix>_LIBRARIES, <prefix>_BENCH_LIBRARIES, <prefix>_SLOW_VARIANTS (CMake lists),
+# <prefix>_REFERENCE_VARIANT (the variant the lab is graded against, "default" if none) and
 # <prefix>_PROGRAMS (a list of "name=source" items). A missing or malformed key is a
 # configure error that names the file and the key.
 
@@ -60,6 +61,14 @@ function(labkit_read_manifest file prefix)
   set(${prefix}_LIBRARIES "${libraries}" PARENT_SCOPE)
   set(${prefix}_BENCH_LIBRARIES "${bench_libraries}" PARENT_SCOPE)
   set(${prefix}_SLOW_VARIANTS "${slow}" PARENT_SCOPE)
+  string(JSON reference_variant ERROR_VARIABLE missing GET "${json}" reference_variant)
+  if(missing OR reference_variant STREQUAL "")
+    set(reference_variant "default")
+  endif()
+  if(NOT reference_variant MATCHES "^[A-Za-z0-9_.-]+$")
+    message(FATAL_ERROR "${file}: \"reference_variant\" must be a variant name such as \"default\"; it is \"${reference_variant}\".")
+  endif()
+  set(${prefix}_REFERENCE_VARIANT "${reference_variant}" PARENT_SCOPE)
 
   set(programs "")
   string(JSON count ERROR_VARIABLE missing LENGTH "${json}" programs)

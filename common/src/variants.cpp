@@ -41,7 +41,18 @@ std::vector<std::string>& slow_patterns() {
   static std::vector<std::string> patterns;
   return patterns;
 }
+
+std::string& graded_variant() {
+  static std::string name = "default";
+  return name;
+}
 }  // namespace
+
+const std::string& graded_reference_variant() { return graded_variant(); }
+
+GradedVariantRegistrar::GradedVariantRegistrar(std::string name) {
+  if (!name.empty()) graded_variant() = std::move(name);
+}
 
 SlowVariantsRegistrar::SlowVariantsRegistrar(std::vector<std::string> patterns) {
   for (auto& p : patterns) slow_patterns().push_back(std::move(p));

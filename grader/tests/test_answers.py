@@ -249,5 +249,25 @@ class KitQuestions(unittest.TestCase):
         self.assertEqual(loaded.lab("scan").performance_curve, "cs149")
 
 
+class ReferenceVariants(unittest.TestCase):
+    """Each lab is graded against a variant its reference registers for the graded
+    function (the manifest's first), and not a slow one the bench skips at full size."""
+
+    def test_graded_variant_is_registered(self):
+        for lab in LABS:
+            with self.subTest(lab=lab.name):
+                folder = KIT / "solutions" / lab.name
+                if not folder.is_dir():
+                    self.skipTest("no solutions/ in this copy of the kit")
+                if lab.reference_variant == "default":
+                    continue  # every library registers its interface functions as "default"
+                code = "\n".join(p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.cu*")))
+                registered = re.findall(r"LAB_REGISTER_VARIANT\(\s*" + re.escape(lab.functions[0])
+                                        + r'\s*,\s*"([^"]+)"', code)
+                self.assertIn(lab.reference_variant, registered)
+                self.assertFalse(any(re.fullmatch(re.escape(pattern).replace(r"\*", ".*"), lab.reference_variant)
+                                     for pattern in lab.slow_variants), lab.slow_variants)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -42,7 +42,7 @@ class DefaultsTest(ConfigTestCase):
         lab = cfg.lab("matmul")
         self.assertEqual((lab.correctness_points, lab.performance_points), (70, 30))
         self.assertEqual(lab.full_credit_ratio, 1.2)
-        self.assertEqual(lab.reference_variant, "default")
+        self.assertEqual(lab.reference_variant, "tiled16")  # the manifest's: the lecture's tiled kernel
         self.assertTrue(lab.enabled)
         self.assertEqual(lab.weight("Any.Test"), 1.0)
 

@@ -63,6 +63,16 @@ struct SlowVariantsRegistrar {
   explicit SlowVariantsRegistrar(std::vector<std::string> patterns);
 };
 
+/// The reference's variant the lab is graded against ("reference_variant" in its
+/// manifest; "default", the reference's fastest, when it names none). A bench compares
+/// with it unless --reference-variant says otherwise.
+const std::string& graded_reference_variant();
+
+/// Registers the graded reference variant (the build generates one line per lab).
+struct GradedVariantRegistrar {
+  explicit GradedVariantRegistrar(std::string name);
+};
+
 /// Registers a variant at static-initialisation time.
 template <class Fn>
 struct VariantRegistrar {
@@ -84,6 +94,10 @@ struct VariantRegistrar {
 /// The manifest's slow-variant patterns, e.g. LAB_SLOW_VARIANTS("odd_even*", ); (generated).
 #define LAB_SLOW_VARIANTS(...) \
   static const ::lab::SlowVariantsRegistrar lab_slow_variants_registrar_(std::vector<std::string>{__VA_ARGS__})
+
+/// The manifest's graded reference variant, e.g. LAB_GRADED_REFERENCE_VARIANT("tiled16"); (generated).
+#define LAB_GRADED_REFERENCE_VARIANT(name) \
+  static const ::lab::GradedVariantRegistrar lab_graded_variant_registrar_(name)
 
 /// The symbol a bench looks up in a dlopen()ed reference library.
 #define LAB_VARIANT_REGISTRY_SYMBOL "labkit_variant_registry"

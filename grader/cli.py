@@ -27,10 +27,11 @@ SEED_LIMIT = 2**64
 # for --help.
 COMMAND_HELP = {
     "check": "static checks of the student files, no GPU needed (includes, symbols, constructors, system calls)",
+    "profile": "Nsight Compute on your graded call and the reference's, with what each figure means",
     "export": "write the student template repository (instructors)",
     "package": "package the compiled reference libraries without their source (instructors)",
     "batch": "grade a roster of submissions into a gradebook, or a Slurm job array (instructors)",
-    "report": "turn a JSON report into Markdown, JUnit, Classroom or Gradescope results",
+    "report": "turn a JSON report into Markdown, HTML, JUnit, Classroom or Gradescope results",
 }
 EXIT_HELP = ("exit status: 0 every graded lab passed, 1 some lab failed, 2 usage or config error, "
              "3 no usable GPU (said before anything is built; --allow-no-gpu grades anyway), "
@@ -41,6 +42,7 @@ SUBCOMMANDS = {
     "batch": "grader.instructor.batch",      # grade a roster of submissions into a gradebook
     "report": "grader.formats",   # turn a JSON report into Markdown, JUnit, Classroom, Gradescope
     "check": "grader.check",
+    "profile": "grader.profile",
 }
 
 

@@ -51,6 +51,9 @@ class Lab:
     reference_variant: str = "default"
     required_variants: tuple[str, ...] = ()
     questions: tuple[Question, ...] = ()  # graded questions, answered in labs/<lab>/answers.md
+    # What each profiler figure means for this lab ("profile": {"hints": {...}}): keys dram,
+    # sm, occupancy, stalls, and bank_conflicts / coalescing where the lab is about them.
+    profile_hints: tuple[tuple[str, str], ...] = ()
     path: Path | None = field(default=None, compare=False)
 
     @property
@@ -114,12 +117,17 @@ def read(path: Path) -> Lab:
         questions = parse_questions(data.get("questions"), str(path))
     except ValueError as exc:
         raise ManifestError(str(exc)) from exc
+    hints = table("profile").get("hints", {})
+    known = ("dram", "sm", "occupancy", "stalls", "bank_conflicts", "coalescing")
+    if not isinstance(hints, dict) or not all(k in known and isinstance(v, str) and v for k, v in hints.items()):
+        raise ManifestError(f'{path}: "profile"."hints" maps {", ".join(known)} to sentences')
     return Lab(name=name, order=order, title=text("title", name), functions=functions, editable=editable,
                required_patterns=strings("required", rules), forbidden_patterns=strings("forbidden", rules),
                allowed_symbols=strings("allow", symbols), forbidden_symbols=strings("forbid", symbols),
                sanitizer_tests=strings("sanitizer_tests"), slow_variants=strings("slow_variants"),
                reference_variant=text("reference_variant", "default"),
-               required_variants=strings("required_variants"), questions=questions, path=path)
+               required_variants=strings("required_variants"), questions=questions,
+               profile_hints=tuple(hints.items()), path=path)
 
 
 def labs(root: Path) -> list[Lab]:

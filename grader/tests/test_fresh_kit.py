@@ -95,6 +95,12 @@ class FreshKitTest(unittest.TestCase):
                 self.assertEqual(done.returncode, 1 if gpu else 0, f"{command}\n{out}")
             elif command.startswith("./") and command.endswith("_bench"):
                 self.assertIn(done.returncode, (0, 1) if gpu else (NO_GPU_EXIT,), f"{command}\n{out}")
+            elif "-m grader profile" in command:
+                # Without a GPU it says so; with one, ncu profiles the skeleton (0) or finds
+                # no kernel of it (1).
+                self.assertIn(done.returncode, (0, 1) if gpu else (NO_GPU_EXIT,), f"{command}\n{out}")
+                if not gpu:
+                    self.assertIn("no usable GPU", out)
             elif "-m grader" in command:
                 self.assertEqual(done.returncode, 1 if gpu else NO_GPU_EXIT, f"{command}\n{out}")
                 if not gpu:

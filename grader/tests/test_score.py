@@ -205,5 +205,23 @@ class PerformanceTest(unittest.TestCase):
         self.assertEqual((result.points, result.reason), (0, "bench skipped"))
 
 
+class PointsSpreadTest(unittest.TestCase):
+    """The fairness script's arithmetic (grader/tests/points_spread.py), without a GPU."""
+
+    def test_ratios_and_spread(self):
+        from grader.tests import points_spread
+        data = {"workloads": [{"graded": False, "results": [{"role": "variant", "name": "x", "median_ms": 9}]},
+                              {"graded": True, "results": [{"role": "reference", "name": "reference", "median_ms": 2.0},
+                                                           {"role": "student", "name": "student", "median_ms": 1.0},
+                                                           {"role": "variant", "name": "slow", "median_ms": 4.8},
+                                                           {"role": "library", "name": "cub", "median_ms": 1.5}]}]}
+        self.assertEqual(points_spread.variant_ratios(data), {"student": 0.5, "slow": 2.4})
+        runs = [{"student": 0.5, "slow": 2.4}, {"student": 0.6, "slow": 3.6}, {"student": 0.55}]
+        result = points_spread.spreads(runs, SETTINGS)
+        self.assertEqual(result["student"], (30.0, 0.0))
+        self.assertNotIn("slow", result)  # missing from a run: no spread to speak of
+        self.assertAlmostEqual(points_spread.spreads(runs[:2], SETTINGS)["slow"][1], 5.0)  # 15 and 10 points
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -10,8 +10,8 @@
 //     transpose can reach: a coalesced 2D copy kernel with the same tiling as a fast
 //     transpose (written here), and cudaMemcpy device to device. The serial and per-row
 //     versions are left out at this size (they would take seconds per call).
-//  2. 1024 x 1024, the lecture's size, with every version: the lecture's comparison table
-//     on your GPU.
+//  2. 1024 x 1024, the lecture's size, with every version and the lecture's non-coalesced
+//     copy: the lecture's comparison table on your GPU.
 //  3. 8191 x 4097, odd and not square: the edge tiles cost something too.
 // The CPU version (the double loop) is timed with the sdkTimer API for the speedup columns.
 #include <algorithm>
@@ -44,6 +44,26 @@ void copy_2d(const float* in, float* out, int rows, int cols) {
   // At most 65535 blocks in y: the kernel loops over the tiles below.
   const dim3 blocks(static_cast<unsigned>(tiles_across), static_cast<unsigned>(std::min(tiles_down, 65535LL)));
   copy_2d_kernel<<<blocks, dim3(32, 8)>>>(in, out, rows, cols);
+  LAB_CHECK_LAUNCH();
+}
+
+// The lecture's non-coalesced copy: the same copy, but consecutive threads of a warp take
+// consecutive rows of one column, so each warp's loads and stores touch 32 rows, 32
+// sectors where a coalesced access needs 4. Timed at the lecture's size only: it is the
+// table's row, not a bound.
+__global__ void copy_2d_strided_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+  const long long r = static_cast<long long>(blockIdx.x) * 32 + threadIdx.x;
+  const long long c0 = static_cast<long long>(blockIdx.y) * 32 + threadIdx.y;
+#pragma unroll
+  for (int s = 0; s < 4; ++s) {
+    const long long c = c0 + 8 * s;
+    if (r < rows && c < cols) out[r * cols + c] = in[r * cols + c];
+  }
+}
+
+void copy_2d_strided(const float* in, float* out, int rows, int cols) {
+  const dim3 blocks(static_cast<unsigned>((rows + 31LL) / 32), static_cast<unsigned>((cols + 31LL) / 32));
+  copy_2d_strided_kernel<<<blocks, dim3(32, 8)>>>(in, out, rows, cols);
   LAB_CHECK_LAUNCH();
 }
 
@@ -89,6 +109,15 @@ void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const
 
   h.add_candidate(w, lab::bench::memcpy_roofline(dout.data(), din.data(), bytes,
                                                  "device-to-device copy of the same bytes: the practical DRAM bound"));
+  if (all_variants) {
+    lab::bench::Candidate strided;
+    strided.name = "2D copy, non-coalesced";
+    strided.role = lab::bench::Role::Variant;
+    strided.description = "the lecture's non-coalesced copy: a warp walks down a column (not a bound)";
+    strided.call = [&] { copy_2d_strided(din.data(), dout.data(), rows, cols); };
+    strided.unchecked = true;
+    h.add_candidate(w, strided);
+  }
   h.run(w);
 }
 

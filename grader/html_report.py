@@ -22,7 +22,7 @@ from typing import Any
 
 from grader import status
 from grader.formats import _clip, _fmt, _note, _pts, _xml, compile_errors
-from grader.report import Lab, Report, read
+from grader.report import STRETCH_NAME, Lab, Report, read
 
 MAX_FAILED_SHOWN = 50  # failed tests detailed per lab; a page holds more than a CI summary, the JSON has all
 MAX_NAME_CHARS = 34  # of a result's name in a chart's label column (the full name is its tooltip)
@@ -227,10 +227,11 @@ def _answers(lab: Lab) -> str:
     """Each graded question of the lab: its status and points, why, and the answer given."""
     items = []
     for q in lab.questions:
-        points = f"graded by hand ({q.max:g} points)" if q.by_hand else f"{q.points:g} / {q.max:g}"
+        points = f"{q.max:g} points" if q.by_hand else f"{q.points:g} / {q.max:g}"
+        shown = "to be graded by hand" if q.by_hand and q.status == "manual" else q.status
         answer = f'<pre class="answer">{_esc(q.answer)}</pre>' if q.answer else ""
-        why = f" — {_esc(q.why)}" if q.why else ""
-        items.append(f'<li><code>{_esc(q.id)}</code> {_esc(q.title)}: <strong>{_esc(q.status)}</strong>, '
+        why = f" — {_esc(q.why)}" if q.why and not q.by_hand else ""
+        items.append(f'<li><code>{_esc(q.id)}</code> {_esc(q.title)}: <strong>{_esc(shown)}</strong>, '
                      f"{_esc(points)}{why}{answer}</li>")
     where = f"in <code>{_esc(lab.answers_file)}</code>" if lab.answers_file else ""
     pending = f"; {lab.answers_pending:g} points of written answers to be graded by hand" if lab.answers_pending else ""
@@ -375,9 +376,17 @@ def _bar(result: dict[str, Any], by_throughput: bool) -> _Bar:
                 value=value, low=low, high=high, median_ms=median, pct_peak=_finite(result.get("pct_peak")))
 
 
+def _role_label(bar: _Bar) -> str:
+    """'you' for the student, 'stretch goal' for the reference's fastest version when it is
+    not the graded one, else the role."""
+    if bar.name == STRETCH_NAME:
+        return "stretch goal"
+    return ROLE_LABELS.get(bar.role, bar.role)
+
+
 def _who(bar: _Bar) -> str:
     """'you', 'reference (default)', 'library (cub::DeviceReduce::Sum)'."""
-    role = ROLE_LABELS.get(bar.role, bar.role)
+    role = _role_label(bar)
     return role if bar.name == bar.role else f"{role} ({bar.name})"
 
 
@@ -437,7 +446,7 @@ def _chart(lab: Lab, workload: str, bars: list[_Bar], by_throughput: bool, unit:
 
 def _chart_row(bar: _Bar, top: float, x: Callable[[float], float], unit: str) -> str:
     middle = top + ROW_HEIGHT / 2
-    role = ROLE_LABELS.get(bar.role, bar.role)
+    role = _role_label(bar)
     name = bar.name if len(bar.name) <= MAX_NAME_CHARS else bar.name[:MAX_NAME_CHARS - 1] + "…"
     out = [f'<g class="row {bar.role}"><title>{_esc(_who(bar))}</title>']
     if bar.role == "student":

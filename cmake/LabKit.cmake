@@ -289,4 +289,9 @@ ${proxies}LAB_JUDGE_LAB(\"${lab}\", \"$<TARGET_FILE:${lab}_worker>\", \"$<TARGET
              WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
     set_tests_properties(${lab}.manifest PROPERTIES LABELS "cpu;manifest" TIMEOUT 120)
   endif()
+  # Run by hand, the bench compares with the variant the grader grades against.
+  add_test(NAME ${lab}.bench.reference_variant COMMAND ${lab}_bench --help)
+  set_tests_properties(${lab}.bench.reference_variant PROPERTIES LABELS "cpu;manifest" TIMEOUT 60
+                       PASS_REGULAR_EXPRESSION
+                       "--reference-variant NAME[^\n]*\\(default: ${manifest_REFERENCE_VARIANT}, ")
 endfunction()

@@ -227,8 +227,7 @@ def grade(questions: tuple[Question, ...], answers_path: Path, shown_as: str, ke
                                "answer": _clip(answer or "")}
         if question.check == "manual":
             result.pending += worth
-            row.update(status=MANUAL if answer and not is_placeholder(answer) else UNANSWERED,
-                       why="graded by hand")
+            row.update(status=MANUAL if answer and not is_placeholder(answer) else UNANSWERED, why="")
         else:
             result.max += worth
             status, why, figure = _check(question, answer, key.get(question.id), bench)

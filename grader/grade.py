@@ -165,11 +165,12 @@ def grade(options: Options, labs: list[str], progress: Progress,
         source = options.submission or options.root
         if options.submission is not None:
             progress.note(f"taking the editable files of {options.submission} (the pristine kit: {options.root})...")
+        manifests = kit_manifests(options.root)
         try:
             run.overlay = overlay.prepare(
-                options.root, source, options.work_dir, present_labs(options.root),
+                options.root, source, options.work_dir, list(manifests),
                 lambda lab: options.config.lab(lab).editable, exclude=[options.build_dir],
-                optional_of=lambda lab: answers_files(options.root, lab))
+                optional_of=lambda lab: [m.answers_file] if (m := manifests.get(lab)) and m.answers_file else [])
         except (overlay.OverlayError, OSError) as exc:
             return _fail_all(run, labs, progress, f"cannot take the submission's files: {exc}")
         if run.overlay.note():
@@ -202,7 +203,7 @@ def grade(options: Options, labs: list[str], progress: Progress,
                     if result.status is not status.MISSING:
                         apply_rules(options, result, run.overlay)
                     apply_deductions(options, result)
-                    grade_answers(options, result)
+                    grade_answers(options, result, manifests.get(lab))
             except Exception as exc:  # a grader bug must cost one lab, not the report
                 result = _grader_failed(options, lab, exc)
             run.labs.append(result)
@@ -254,10 +255,7 @@ def _grader_failed(options: Options, lab: str, exc: Exception) -> LabResult:
 
 def present_labs(root: Path) -> list[str]:
     """The labs of the kit at `root` (those with a manifest, labs/<lab>/lab.json), in course order."""
-    try:
-        return manifest.names(root)
-    except manifest.ManifestError:
-        return []
+    return list(kit_manifests(root))
 
 
 def build_kit(options: Options, labs: list[str], progress: Progress) -> KitBuild:
@@ -617,17 +615,19 @@ def apply_deductions(options: Options, result: LabResult) -> None:
     result.deduction = round(min(earned, result.rule_deduction + sanitizer), 2)
 
 
-def answers_files(root: Path, lab: str) -> list[str]:
-    """The answers file of `lab` (relative to the kit), if its manifest asks questions."""
-    found = manifest.by_name(root).get(lab) if (root / "labs" / lab / "lab.json").is_file() else None
-    return [found.answers_file] if found is not None and found.answers_file else []
+def kit_manifests(root: Path) -> dict[str, manifest.Lab]:
+    """The manifests of the kit at `root` by lab ({} when they cannot be read: the labs
+    then fail on their own, with the reason)."""
+    try:
+        return manifest.by_name(root)
+    except manifest.ManifestError:
+        return {}
 
 
-def grade_answers(options: Options, result: LabResult) -> None:
+def grade_answers(options: Options, result: LabResult, lab: manifest.Lab | None) -> None:
     """The lab's graded questions: the student's answers.md (the solution's, with --impl
     solution) against the manifest, the instructor's key and this run's bench figures."""
     settings = options.config.lab(result.lab)
-    lab = manifest.by_name(options.root).get(result.lab)
     if lab is None or not lab.questions or not settings.answers:
         return
     if options.impl == SOLUTION:

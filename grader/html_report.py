@@ -230,7 +230,7 @@ def _answers(lab: Lab) -> str:
         points = f"{q.max:g} points" if q.by_hand else f"{q.points:g} / {q.max:g}"
         shown = "to be graded by hand" if q.by_hand and q.status == "manual" else q.status
         answer = f'<pre class="answer">{_esc(q.answer)}</pre>' if q.answer else ""
-        why = f" — {_esc(q.why)}" if q.why and not q.by_hand else ""
+        why = f" — {_esc(q.why)}" if q.why else ""
         items.append(f'<li><code>{_esc(q.id)}</code> {_esc(q.title)}: <strong>{_esc(shown)}</strong>, '
                      f"{_esc(points)}{why}{answer}</li>")
     where = f"in <code>{_esc(lab.answers_file)}</code>" if lab.answers_file else ""

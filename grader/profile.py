@@ -186,32 +186,35 @@ def profile(ncu: str, bench: Path, candidate: str, *, size: int | None, seed: in
     """Profile `candidate` ("student" or "reference") of the bench's graded workload: its
     kernels and the metrics this ncu did not know (it is asked again without them)."""
     wanted = {**CORE_METRICS, **STALL_METRICS, **(MEMORY_METRICS if memory else {})}
+    found, said, code = _ncu(ncu, bench, candidate, wanted, size=size, seed=seed, timeout=timeout)
     dropped: list[str] = []
-    for attempt in ("all", "core"):
-        if attempt == "core":
-            dropped = [name for key, name in wanted.items() if key not in CORE_METRICS]
-            wanted = dict(CORE_METRICS)
-        # The bench names an NVTX range after each candidate's timed call: only the
-        # kernels inside the candidate's range are profiled (not the reference's too).
-        command = [ncu, "--csv", "--page", "raw", "--clock-control", "none", "--target-processes", "all",
-                   "--nvtx", "--nvtx-include", f"{candidate}/",
-                   "--metrics", ",".join(wanted.values()), str(bench), "--graded-only", "--quick", "--no-cpu",
-                   f"--filter={candidate}", f"--seed={seed}"] + ([f"--size={size}"] if size else [])
-        done = proc.run(command, timeout=timeout)
-        said = done.stdout + "\n" + done.stderr
-        if any(mark in said for mark in NOT_PERMITTED):
-            raise ProfileError("ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM): run it as an "
-                               "administrator, or have one set NVreg_RestrictProfilingToAdminUsers=0 for the driver")
-        if done.timed_out:
-            raise ProfileError(f"ncu did not finish within {timeout:g} s: try a smaller --size")
-        found = kernels(parse_csv(done.stdout, wanted))
-        if found:
-            return found, dropped
-        if attempt == "all" and ("metric" in said.lower() and ("not found" in said.lower() or "invalid" in said.lower())):
-            continue  # an older or newer ncu without some metric: ask again for the core ones
+    if not found and "metric" in said.lower() and ("not found" in said.lower() or "invalid" in said.lower()):
+        # An older or newer ncu without some metric: ask again for the core ones.
+        dropped = [name for key, name in wanted.items() if key not in CORE_METRICS]
+        found, said, code = _ncu(ncu, bench, candidate, CORE_METRICS, size=size, seed=seed, timeout=timeout)
+    if not found:
         tail = "\n".join(said.strip().splitlines()[-8:])
-        raise ProfileError(f"ncu profiled no kernel of the {candidate}'s call (exit status {done.returncode}):\n{tail}")
-    raise ProfileError("ncu profiled no kernel")
+        raise ProfileError(f"ncu profiled no kernel of the {candidate}'s call (exit status {code}):\n{tail}")
+    return found, dropped
+
+
+def _ncu(ncu: str, bench: Path, candidate: str, wanted: dict[str, str], *, size: int | None, seed: int,
+         timeout: float) -> tuple[list[Kernel], str, int | None]:
+    """One ncu run: the kernels it profiled, all it printed, and its exit status."""
+    # The bench names an NVTX range after each candidate's timed call: only the kernels
+    # inside the candidate's range are profiled (not the reference's too).
+    command = [ncu, "--csv", "--page", "raw", "--clock-control", "none", "--target-processes", "all",
+               "--nvtx", "--nvtx-include", f"{candidate}/",
+               "--metrics", ",".join(wanted.values()), str(bench), "--graded-only", "--quick", "--no-cpu",
+               f"--filter={candidate}", f"--seed={seed}"] + ([f"--size={size}"] if size else [])
+    done = proc.run(command, timeout=timeout)
+    said = done.stdout + "\n" + done.stderr
+    if any(mark in said for mark in NOT_PERMITTED):
+        raise ProfileError("ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM): run it as an "
+                           "administrator, or have one set NVreg_RestrictProfilingToAdminUsers=0 for the driver")
+    if done.timed_out:
+        raise ProfileError(f"ncu did not finish within {timeout:g} s: try a smaller --size")
+    return kernels(parse_csv(done.stdout, wanted)), said, done.returncode
 
 
 # --- the table ----------------------------------------------------------------------------

@@ -117,7 +117,7 @@ namespace {
 struct OptionSpec {
   const char* name;   // "--json"
   const char* value;  // the value's name in --help, or null for a flag
-  const char* help;
+  std::string help;
   bool judge_only;    // an option of the grader's judge programs
   std::function<void(Options&, const std::string&)> apply;
 };
@@ -138,7 +138,10 @@ const std::vector<OptionSpec>& option_table() {
          [](Options& o, const std::string& v) { o.json_path = v; }},
         {"--reference", "PATH", "reference library (default: the solution built with the kit)", false,
          [](Options& o, const std::string& v) { o.reference_path = v; }},
-        {"--reference-variant", "NAME", "which registered variant of the reference to compare with", false,
+        {"--reference-variant", "NAME",
+         "which registered variant of the reference to compare with (default: " + graded_reference_variant() +
+             ", the one the lab is graded against)",
+         false,
          [](Options& o, const std::string& v) { o.reference_variant = v; }},
         {"--seed", "N", "data seed, a whole number (default: LABKIT_SEED or 1)", false,
          [](Options& o, const std::string& v) {
@@ -188,11 +191,7 @@ const std::vector<OptionSpec>& option_table() {
   for (const OptionSpec& spec : option_table()) {
     if (spec.judge_only && remote() == nullptr) continue;
     const std::string left = std::string(spec.name) + (spec.value != nullptr ? std::string(" ") + spec.value : "");
-    std::string help = spec.help;
-    if (std::string(spec.name) == "--reference-variant") {
-      help += " (default: " + graded_reference_variant() + ", the one the lab is graded against)";
-    }
-    std::fprintf(out, "  %-26s %s\n", left.c_str(), help.c_str());
+    std::fprintf(out, "  %-26s %s\n", left.c_str(), spec.help.c_str());
   }
   std::fprintf(out, "  %-26s %s\n", "--help", "this text");
   std::fprintf(out,

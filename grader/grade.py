@@ -17,10 +17,11 @@ pristine kit, otherwise from the kit itself.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import os
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -105,6 +106,7 @@ class LabResult:
     checked: bool = False  # the static checks ran (check.py); else the built-in patterns stand in
     implementation: Path | None = None  # the library under test (between the two phases)
     answers: answers.AnswersResult = field(default_factory=answers.AnswersResult)
+    seconds: dict[str, float] = field(default_factory=dict)  # stage -> wall time (checks, tests, sanitizer, bench)
 
     @property
     def total(self) -> float:
@@ -139,6 +141,17 @@ class Progress(Protocol):
     def lab_started(self, index: int, count: int, lab: str) -> None: ...
     def stage(self, text: str) -> None: ...
     def lab_finished(self, result: LabResult) -> None: ...
+
+
+@contextlib.contextmanager
+def clocked(result: LabResult, stage: str) -> Iterator[None]:
+    """Adds the wall time of the block to result.seconds[stage] (shown in the report, so
+    an instructor sees where a class's grading time goes)."""
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        result.seconds[stage] = round(result.seconds.get(stage, 0.0) + time.monotonic() - start, 2)
 
 
 def now() -> str:
@@ -190,8 +203,13 @@ def grade(options: Options, labs: list[str], progress: Progress,
             run.finished = now()
             return run
         # Correctness first, several labs at once (tests and the sanitizer may share the
-        # GPU); then, in course order, each lab's timing alone on the GPU, and its score.
+        # GPU); then, once every lab's tests are over, in course order, each lab's timing
+        # alone on the GPU, and its score.
         tested = test_labs(options, labs, kit, students, run.overlay)
+        if len(labs) > 1:
+            progress.note(f"testing {len(labs)} labs, up to {parallel_labs(options)} at a time; then timing "
+                          "each alone on the GPU...")
+        concurrent.futures.wait(tested.values())
         for index, lab in enumerate(labs, 1):
             progress.lab_started(index, len(labs), lab)
             result, stages = tested[lab].result()
@@ -406,7 +424,8 @@ def test_lab(options: Options, lab: str, kit: KitBuild, student: build.StudentBu
     if impl is None:
         return result
     if options.impl != SOLUTION and (student is not None or not options.no_build):  # they compile: not with --no-build
-        run_checks(options, lab, result, taken, student, stage)
+        with clocked(result, "checks"):
+            run_checks(options, lab, result, taken, student, stage)
         if result.status is status.BUILD_ERROR:
             return result
 
@@ -417,9 +436,10 @@ def test_lab(options: Options, lab: str, kit: KitBuild, student: build.StudentBu
                      "(run the grader without --no-build)")
     judge_args = [f"--impl={impl}", f"--call-timeout={options.config.grader['call_timeout_s']}"]
     stage("testing")
-    tests = gtest.run_tests(test_bin, seed=options.seed, timeout=options.config.grader["test_timeout_s"],
-                            json_path=options.results_dir / f"{lab}.gtest.json", cwd=options.root,
-                            extra_args=judge_args)
+    with clocked(result, "tests"):
+        tests = gtest.run_tests(test_bin, seed=options.seed, timeout=options.config.grader["test_timeout_s"],
+                                json_path=options.results_dir / f"{lab}.gtest.json", cwd=options.root,
+                                extra_args=judge_args)
     result.reproduce["test"] = tests.command
     result.correctness = score.score_correctness(tests.tests, settings)
     for row in result.correctness.tests:
@@ -465,6 +485,14 @@ def time_lab(options: Options, result: LabResult, stage: Callable[[str], None]) 
         _fail(result, status.BUILD_ERROR, f"judge program {bench_bin} not found: build the lab "
               "(run the grader without --no-build), or pass --skip-bench")
         return
+    with clocked(result, "bench"):
+        _time_lab(options, result, stage)
+
+
+def _time_lab(options: Options, result: LabResult, stage: Callable[[str], None]) -> None:
+    """time_lab's bench runs (again when noisy or throttled) and the performance score."""
+    lab, impl, settings = result.lab, result.implementation, options.config.lab(result.lab)
+    bench_bin = options.build_dir / "bin" / f"{lab}_judge_bench"
     reference, missing_reference = _reference(options, lab)
     stage("timing")
     timed = _bench(options, lab, bench_bin, impl, reference, settings.reference_variant, 1)
@@ -577,10 +605,11 @@ def run_sanitizer(options: Options, result: LabResult, test_bin: Path, judge_arg
         stage("sanitizer skipped (compute-sanitizer not found)")
         return
     stage("sanitizer")
-    found = sanitize.run(test_bin, tools=settings.sanitizer_tools, test_filter=settings.sanitizer_filter,
-                         seed=options.seed, timeout=options.config.grader["sanitizer_timeout_s"],
-                         root=options.work_dir, cwd=options.root, sanitizer=tool, extra_args=judge_args,
-                         log_dir=options.results_dir / f"{result.lab}.sanitizer")
+    with clocked(result, "sanitizer"):
+        found = sanitize.run(test_bin, tools=settings.sanitizer_tools, test_filter=settings.sanitizer_filter,
+                             seed=options.seed, timeout=options.config.grader["sanitizer_timeout_s"],
+                             root=options.work_dir, cwd=options.root, sanitizer=tool, extra_args=judge_args,
+                             log_dir=options.results_dir / f"{result.lab}.sanitizer")
     result.sanitizer = found
     if found.runs:  # the command of the first tool that found something, else the first tool's
         first = next((run for run in found.runs if run.status == "errors"), found.runs[0])

@@ -139,8 +139,17 @@ def parse_csv(text: str, wanted: dict[str, str]) -> dict[str, list[dict[str, flo
             launches[launch] = {key: value for key, value in values.items() if value is not None}
     found: dict[str, list[dict[str, float]]] = {}
     for (_, name), values in launches.items():
-        found.setdefault(name, []).append(values)
+        found.setdefault(tidy_name(name), []).append(values)
     return found
+
+
+def tidy_name(name: str) -> str:
+    """A kernel's name as C++ spells it: ncu writes the anonymous namespace as `<unnamed>`
+    and, in some versions, cuts its `<`."""
+    for spelling in ("<unnamed>::", "unnamed>::"):
+        if name.startswith(spelling):
+            return "(anonymous namespace)::" + name[len(spelling):]
+    return name
 
 
 def _number(text: str) -> float | None:

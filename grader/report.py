@@ -138,6 +138,7 @@ def _lab_json(lab: LabResult) -> dict[str, Any]:
                        for t in lab.correctness.tests if t.get("gpu_fault")],
         "notes": lab.notes,
         "bench_runs": lab.bench_runs,
+        "seconds": lab.seconds,
         "total": lab.total,
         "max": lab.max,
         "bench": lab.bench,

@@ -11,8 +11,15 @@ and a build of the kit with its solutions:
 
     python3 -m grader.tests.fairness --build-dir build/dev [--max-time S] [lab ...]
 
-Prints one row per variant and workload (direct ratio, judge ratio, difference) and the
-boundary's cost per call; exits 1 when a difference exceeds --tolerance (default 2%).
+Prints one row per variant and workload (whether the grade uses the workload, the
+reference's time per call, direct ratio, judge ratio, difference) and the boundary's
+cost per call; exits 1 when a graded workload's difference exceeds --tolerance (default
+2%), or any workload's with --all-workloads.
+
+The ungraded workloads include calls of a few tens of microseconds, mostly kernel
+launches (sort at n = 16384: about a hundred launches). Their time depends on how fast
+the host process launches, which differs between the bench and the sandboxed worker by
+more than 2%; the graded workloads are sized so that the GPU's work dominates.
 """
 
 from __future__ import annotations
@@ -50,25 +57,45 @@ def ratios(data: dict[str, Any]) -> dict[tuple[str, str], float]:
     return out
 
 
+def workload_facts(data: dict[str, Any]) -> dict[str, tuple[bool, float | None]]:
+    """workload -> (graded, the reference's median time per call in ms)."""
+    out = {}
+    for workload in data.get("workloads", []):
+        reference = next((r for r in workload.get("results", []) if r.get("role") == "reference"), {})
+        ms = reference.get("median_ms")
+        out[workload["name"]] = (bool(workload.get("graded")), ms if isinstance(ms, (int, float)) else None)
+    return out
+
+
+def row(lab: str, workload: str, variant: str, facts: tuple[bool, float | None], rest: str) -> str:
+    graded, ms = facts
+    timing = f"{ms:9.3f}" if ms is not None else f"{'-':>9}"
+    return f"{lab:<15} {workload[:38]:<38} {'yes' if graded else '':<6} {timing} {variant[:24]:<24} {rest}"
+
+
 def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance: float,
-            tmp: Path) -> tuple[list[str], float, dict[str, Any] | None]:
+            tmp: Path) -> tuple[list[str], float, float, dict[str, Any] | None]:
     library = build / "lib" / f"lib{lab}_solution.so"
     direct = bench([str(build / "bin" / f"{lab}_solution_bench"), f"--reference={library}", *common],
                    tmp / f"{lab}.direct.json", timeout)
     judged = bench([str(build / "bin" / f"{lab}_judge_bench"), f"--impl={library}", f"--reference={library}",
                     *common], tmp / f"{lab}.judge.json", timeout)
     if direct is None or judged is None:
-        return [f"{lab}: a bench failed"], float("inf"), None
+        return [f"{lab}: a bench failed"], float("inf"), float("inf"), None
     a, b = ratios(direct), ratios(judged)
-    rows, worst = [], 0.0
+    facts = workload_facts(direct)
+    rows, worst, worst_graded = [], 0.0, 0.0
     for key in sorted(a.keys() & b.keys()):
         diff = b[key] / a[key] - 1.0
         worst = max(worst, abs(diff))
+        graded = facts.get(key[0], (False, None))
+        if graded[0]:
+            worst_graded = max(worst_graded, abs(diff))
         mark = "" if abs(diff) <= tolerance else "  <-- beyond tolerance"
-        rows.append(f"{lab:<15} {key[0][:38]:<38} {key[1][:24]:<24} {a[key]:8.3f} {b[key]:8.3f} {100 * diff:+7.2f}%{mark}")
+        rows.append(row(lab, key[0], key[1], graded, f"{a[key]:8.3f} {b[key]:8.3f} {100 * diff:+7.2f}%{mark}"))
     for key in sorted(a.keys() ^ b.keys()):
-        rows.append(f"{lab:<15} {key[0][:38]:<38} {key[1][:24]:<24} timed in one run only")
-    return rows, worst, judged.get("judge")
+        rows.append(row(lab, key[0], key[1], facts.get(key[0], (False, None)), "timed in one run only"))
+    return rows, worst, worst_graded, judged.get("judge")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7, help="the data seed of both runs")
     parser.add_argument("--tolerance", type=float, default=0.02, help="largest allowed difference (fraction)")
     parser.add_argument("--timeout", type=float, default=900, help="per bench run (s)")
+    parser.add_argument("--all-workloads", action="store_true",
+                        help="exit 1 when any workload differs beyond the tolerance, not only a graded one")
     args = parser.parse_args(argv)
     known = manifest.names(KIT)
     try:
@@ -86,11 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     common = ["--no-cpu", f"--seed={args.seed}", f"--max-time={args.max_time}"]
-    print(f"{'lab':<15} {'workload':<38} {'variant':<24} {'direct':>8} {'judge':>8} {'diff':>8}")
-    worst_all = 0.0
+    print(f"{'lab':<15} {'workload':<38} {'graded':<6} {'ref ms':>9} {'variant':<24} {'direct':>8} {'judge':>8} {'diff':>8}")
+    worst_all = worst_graded_all = 0.0
     with tempfile.TemporaryDirectory(prefix="labkit-fairness-") as tmp:
         for lab in labs:
-            rows, worst, judge = compare(lab, args.build_dir.resolve(), common, args.timeout, args.tolerance,
+            rows, worst, worst_graded, judge = compare(lab, args.build_dir.resolve(), common, args.timeout, args.tolerance,
                                          Path(tmp))
             print("\n".join(rows), flush=True)
             if judge:
@@ -99,8 +128,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{lab:<15} boundary cost per call: student {student.get('median_ms')} ms, "
                       f"reference {reference.get('median_ms')} ms (subtracted)")
             worst_all = max(worst_all, worst)
-    print(f"\nlargest difference: {100 * worst_all:.2f}% (tolerance {100 * args.tolerance:.1f}%)")
-    return 0 if worst_all <= args.tolerance else 1
+            worst_graded_all = max(worst_graded_all, worst_graded)
+    print(f"\nlargest difference on the graded workloads: {100 * worst_graded_all:.2f}%, "
+          f"on all workloads: {100 * worst_all:.2f}% (tolerance {100 * args.tolerance:.1f}%)")
+    limit = worst_all if args.all_workloads else worst_graded_all
+    return 0 if limit <= args.tolerance else 1
 
 
 if __name__ == "__main__":

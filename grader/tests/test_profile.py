@@ -84,6 +84,14 @@ class Parsing(unittest.TestCase):
         self.assertTrue(profile.is_kit_kernel("lab::flush_l2"))
         self.assertFalse(profile.is_kit_kernel("void reduce_kernel<lab_sum>(const float *)"))
 
+    def test_anonymous_namespace_spelled_as_cpp_does(self):
+        for raw in ("<unnamed>::scan_kernel(int *)", "unnamed>::scan_kernel(int *)"):
+            self.assertEqual(profile.tidy_name(raw), "(anonymous namespace)::scan_kernel(int *)")
+        self.assertEqual(profile.tidy_name("void k<unnamed>(int)"), "void k<unnamed>(int)")
+        text = RAW.replace('"tile_kernel"', '"unnamed>::tile_kernel"')
+        self.assertEqual([k.name for k in profile.kernels(profile.parse_csv(text, self.wanted))],
+                         ["(anonymous namespace)::tile_kernel"])
+
     def test_sectors_per_request(self):
         kernel = profile.Kernel("k", 1, {"global_ld_sectors": 400.0, "global_ld_requests": 100.0})
         self.assertEqual(kernel.sectors_per_request(), 4.0)

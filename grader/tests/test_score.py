@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import copy
+import json
+import tempfile
 import unittest
+from pathlib import Path
 
 from grader import config, score
 from grader.gtest import TestResult
@@ -221,6 +224,45 @@ class PointsSpreadTest(unittest.TestCase):
         self.assertEqual(result["student"], (30.0, 0.0))
         self.assertNotIn("slow", result)  # missing from a run: no spread to speak of
         self.assertAlmostEqual(points_spread.spreads(runs[:2], SETTINGS)["slow"][1], 5.0)  # 15 and 10 points
+
+
+class FairnessTest(unittest.TestCase):
+    """The judge-versus-direct comparison (grader/tests/fairness.py), with fake benches."""
+
+    def fake_bench(self, folder: Path, name: str, short_speed: float) -> None:
+        # A bench that writes one graded workload (same speed both ways) and one short,
+        # ungraded workload whose speed the caller picks.
+        data = {"workloads": [
+            {"name": "big", "graded": True, "results": [
+                {"role": "reference", "name": "reference", "median_ms": 5.0},
+                {"role": "variant", "name": "v", "speed_vs_reference": 2.0}]},
+            {"name": "small", "graded": False, "results": [
+                {"role": "reference", "name": "reference", "median_ms": 0.02},
+                {"role": "variant", "name": "v", "speed_vs_reference": short_speed}]}],
+            "judge": {"boundary": {"student": {"median_ms": 0.3}, "reference": {"median_ms": 0.3}}}}
+        script = folder / "bin" / name
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text("#!/usr/bin/env python3\nimport json, sys\n"
+                          f"open(sys.argv[sys.argv.index('--json') + 1], 'w').write({json.dumps(json.dumps(data))})\n")
+        script.chmod(0o755)
+
+    def test_graded_workloads_decide_unless_all_are_asked_for(self):
+        import contextlib
+        import io
+        from grader.tests import fairness
+        with tempfile.TemporaryDirectory() as tmp:
+            build = Path(tmp)
+            self.fake_bench(build, "sort_solution_bench", 1.0)
+            self.fake_bench(build, "sort_judge_bench", 1.2)  # the short call differs by 20%
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                graded_only = fairness.main(["--build-dir", tmp, "sort"])
+                every = fairness.main(["--build-dir", tmp, "--all-workloads", "sort"])
+        self.assertEqual((graded_only, every), (0, 1))
+        text = out.getvalue()
+        self.assertIn("largest difference on the graded workloads: 0.00%, on all workloads: 20.00%", text)
+        self.assertRegex(text, r"small\s+0\.020 v .*\+20\.00%  <-- beyond tolerance")
+        self.assertRegex(text, r"big\s+yes\s+5\.000 v ")
 
 
 if __name__ == "__main__":

@@ -7,11 +7,12 @@ from __future__ import annotations
 import copy
 import json
 import os
+import textwrap
 import unittest
 
 from grader import bench, config, score
-from grader.tests.helpers import load_fixture, write_script
-from grader.tests.test_cli import CliTestCase
+from grader.tests.helpers import fake_bench, fake_gtest, load_fixture, write_script
+from grader.tests.test_cli import SEGFAULT, CliTestCase
 
 SETTINGS = config.from_dict({}, None).lab("vectorAdd")
 
@@ -149,6 +150,33 @@ class StabilitySummaryTest(unittest.TestCase):
         ok, text = stability.summarise([self.report(1, (100, 100)), failing], 0.01, require_pass=True)
         self.assertFalse(ok)
         self.assertIn("not every lab passed in every run (vectorAdd)", text)
+
+
+class BenchAloneTest(CliTestCase):
+    """Labs are tested side by side, but a bench never shares the GPU with any test."""
+
+    def test_no_bench_while_tests_run(self):
+        self.fake_labs(self.bin)
+        spans = self.tmp / "spans"
+        stamp = f"open({str(spans)!r}, 'a').write('%s %s %r\\n' % ({{what}}, time.monotonic(), sys.argv[0]))"
+        # vectorAdd is tested at once and timed first; scan's tests are slow and crash.
+        fake_gtest(self.bin / "scan_judge_test", None,
+                   extra="\n".join([stamp.format(what="'test-start'"), "time.sleep(1.5)",
+                                    stamp.format(what="'test-end'"), textwrap.dedent(SEGFAULT)]))
+        bench = fake_bench(self.bin / "vectorAdd_judge_bench", "bench-ok.json")
+        body = bench.read_text().split("\n", 1)
+        bench.write_text(body[0] + "\nimport sys, time\n" + stamp.format(what="'bench-start'") + "\n" + body[1])
+        config = self.tmp / "side-by-side.toml"
+        config.write_text("[grader]\nparallel_labs = 3\n")
+        code, out, err = self.main("--no-build", "--config", str(config))
+        self.assertEqual(code, 1, out + err)  # scan crashed
+        events = {line.split()[0]: float(line.split()[1]) for line in spans.read_text().splitlines()}
+        self.assertLess(events["test-start"], events["bench-start"])
+        self.assertGreater(events["bench-start"], events["test-end"], "vectorAdd was timed while scan was tested")
+        lab = self.report()["labs"][0]
+        self.assertEqual(lab["lab"], "vectorAdd")
+        self.assertEqual(sorted(lab["seconds"]), ["bench", "tests"])
+        self.assertIn("testing 3 labs, up to 3 at a time", out + err)
 
 
 if __name__ == "__main__":

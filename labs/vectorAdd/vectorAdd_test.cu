@@ -19,6 +19,7 @@ namespace {
 
 // Runs vector_add on device copies of a and b and checks c = a + b exactly, that the
 // 64 floats after c[n - 1] are untouched and that a and b are unchanged.
+// a and b are followed by 64 NaNs that no correct kernel reads.
 // `offset` shifts all three pointers by that many floats (unaligned for vector loads).
 void check_vector_add(const std::vector<float>& a, const std::vector<float>& b, int offset = 0) {
   // Prepare: inputs, the CPU result, and a poisoned output with a guard zone after it.
@@ -26,9 +27,14 @@ void check_vector_add(const std::vector<float>& a, const std::vector<float>& b, 
   const int guard = 64;
   std::vector<float> expected(n);
   vector_add_cpu(a.data(), b.data(), expected.data(), n);
+  // The inputs are followed by NaN: a kernel that reads a[n] or b[n] and lets the value
+  // reach any result turns it into NaN, so an out-of-bounds read fails here every time.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> a_padded(offset, 0.0f), b_padded(offset, 0.0f);
   a_padded.insert(a_padded.end(), a.begin(), a.end());
   b_padded.insert(b_padded.end(), b.begin(), b.end());
+  a_padded.insert(a_padded.end(), guard, nan);
+  b_padded.insert(b_padded.end(), guard, nan);
   lab::DeviceBuffer<float> da(a_padded), db(b_padded), dc(offset + n + guard);
   dc.poison();
 
@@ -45,8 +51,8 @@ void check_vector_add(const std::vector<float>& a, const std::vector<float>& b, 
   EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), lab::bits_of(after))
       << "vector_add wrote past c[n - 1]: check that only threads with index < n write";
   EXPECT_ARRAY_EQ(std::vector<unsigned>(offset, 0xFFFFFFFFu), lab::bits_of(before)) << "vector_add wrote before c[0]";
-  EXPECT_ARRAY_EQ(a_padded, da.download()) << "input a was modified";
-  EXPECT_ARRAY_EQ(b_padded, db.download()) << "input b was modified";
+  EXPECT_ARRAY_EQ(lab::bits_of(a_padded), lab::bits_of(da.download())) << "input a was modified";
+  EXPECT_ARRAY_EQ(lab::bits_of(b_padded), lab::bits_of(db.download())) << "input b was modified";
 }
 
 // The sequential version adds element by element (the lecture's example, by hand).

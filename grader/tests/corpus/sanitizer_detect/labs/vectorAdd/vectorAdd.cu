@@ -1,7 +1,8 @@
 // Corpus case "sanitizer_detect" (changing what is run): reads one element past the end
-// of each input (an out-of-bounds read the tests cannot see), except when the
+// of each input (an out-of-bounds read it hopes the tests cannot see), except when the
 // environment says compute-sanitizer is watching, so that memcheck finds nothing. The
-// tests pass; reading the environment is caught in the compiled object.
+// tests still catch the read (NaN follows each input) and reading the environment is
+// caught in the compiled object.
 #include <cstdlib>
 
 #include "lab/cuda_check.h"

@@ -1159,7 +1159,7 @@ _PADDING = re.compile(r"^(?:nop|xchg\s+%ax,%ax|data16|cs nopw|int3|ud2|hlt|\(bad
 def _is_exit_stub_shape(insns: list[str]) -> bool:
     """Whether a function is `{ int volatile ___ = 1; ::exit(___); }`: 1 stored, loaded from
     the same slot into the argument register, one call, nothing else."""
-    body = [i for i in insns if not _PADDING.match(i)]
+    body = _drop_push_pop_pairs([i for i in insns if not _PADDING.match(i)])
     if len(body) < 3 or not body[-1].startswith("call"):
         return False
     stores = [m.group(1) for m in map(_STUB_STORE.match, body) if m]
@@ -1168,6 +1168,19 @@ def _is_exit_stub_shape(insns: list[str]) -> bool:
     others = [i for i in body[:-1]
               if not (_STUB_SETUP.match(i) or _STUB_STORE.match(i) or _STUB_LOAD.match(i) or _STUB_SPILL.match(i))]
     return len(stores) == 1 and loads == stores and not others and stores[0] not in spills
+
+
+def _drop_push_pop_pairs(insns: list[str]) -> list[str]:
+    """Without `push %reg` right followed by `pop %reg` of the same register: a no-op that
+    some compilers emit at a function's start (GCC 13 on Ubuntu: `push %rax; pop %rax`)."""
+    out: list[str] = []
+    for insn in insns:
+        pushed = re.match(r"^push\s+(%r[a-z0-9]+)$", out[-1]) if out else None
+        if pushed and re.fullmatch(rf"pop\s+{re.escape(pushed.group(1))}", insn):
+            out.pop()
+            continue
+        out.append(insn)
+    return out
 
 
 def _exit_stubs(obj: _Object) -> dict[str, list[tuple[int, int]]]:

@@ -683,6 +683,12 @@ class Parsing(unittest.TestCase):
         overwritten = unoptimised[:7] + ["mov    %edi,-0x4(%rbp)"] + unoptimised[7:]
         self.assertFalse(check._is_exit_stub_shape(overwritten))  # exit(<the caller's argument>)
         self.assertFalse(check._is_exit_stub_shape(["xor    %edi,%edi", "call   5 <g+0x5>"]))  # exit(0)
+        # GCC 13 (Ubuntu 24.04) starts the stub with a push/pop pair of one register.
+        ubuntu = ["endbr64", "push   %rax", "pop    %rax"] + stub
+        self.assertTrue(check._is_exit_stub_shape(ubuntu))
+        loaded = stub[:3] + ["push   %rax", "pop    %rdi"] + stub[3:]  # exit(<whatever rax holds>)
+        self.assertFalse(check._is_exit_stub_shape(loaded))
+        self.assertFalse(check._is_exit_stub_shape(["push   %rax", "pop    %rax"] + stub[:3] + ["pop    %rdi"] + stub[3:]))
 
     def test_shown_name_of_a_copy(self):
         lab = manifest.by_name(KIT)["vectorAdd"]

@@ -12,6 +12,7 @@ raise some on purpose, and a failed call in the student's code already fails a t
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import re
 import shutil
@@ -151,9 +152,16 @@ def run(binary: Path, *, tools: list[str], test_filter: str, seed: int, timeout:
     sanitizer = sanitizer or find_sanitizer()
     if sanitizer is None:
         return not_found(test_filter)
-    runs = [run_tool(sanitizer, tool, binary, test_filter=test_filter, seed=seed, timeout=timeout,
-                     root=root, cwd=cwd, extra_args=extra_args,
-                     log_file=log_dir / f"{tool}.log" if log_dir is not None else None) for tool in tools]
+
+    def one(tool: str) -> ToolRun:
+        return run_tool(sanitizer, tool, binary, test_filter=test_filter, seed=seed, timeout=timeout,
+                        root=root, cwd=cwd, extra_args=extra_args,
+                        log_file=log_dir / f"{tool}.log" if log_dir is not None else None)
+
+    # The tools side by side: each is a process of its own with its own contexts, and most
+    # of a run is the tool's start-up, not the GPU's work.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(tools))) as pool:
+        runs = list(pool.map(one, tools))
     return SanitizerResult(True, filter=test_filter, runs=runs)
 
 

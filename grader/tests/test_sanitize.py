@@ -37,6 +37,13 @@ FAKE_SANITIZER = f"""
     assert any(a.startswith("--seed=") for a in args) and any(a.endswith("_test") and os.path.exists(a)
                                                              for a in args), args
     open(os.environ["FAKE_SANITIZER_LOG"], "a").write(" ".join(args) + "\\n")
+    if os.environ.get("FAKE_SANITIZER_SPANS"):  # when each tool started and ended
+        import time
+        spans = open(os.environ["FAKE_SANITIZER_SPANS"], "a")
+        spans.write(f"start {{tool}} {{time.monotonic()}}\\n")
+        spans.flush()
+        time.sleep(1.0)
+        spans.write(f"end {{tool}} {{time.monotonic()}}\\n")
     name = os.environ.get("FAKE_SANITIZER_" + tool.upper())
     text = open(os.path.join({str(fixture("sanitizer"))!r}, name + ".txt")).read() if name else (
         "========= COMPUTE-SANITIZER\\n[==========] 2 tests from 1 test suite ran. (1 ms total)\\n"
@@ -185,8 +192,22 @@ class RunTest(FakeSanitizerTestCase):
         self.assertTrue(found.ran)
         self.assertEqual([r.status for r in found.runs], ["clean", "errors", "clean"])
         self.assertEqual([f.tool for f in found.findings], ["racecheck"])
-        self.assertIn("--tool racecheck", self.calls()[1])
-        self.assertIn("--gtest_filter=*Gpu*", self.calls()[1])
+        racecheck = next(call for call in self.calls() if "--tool racecheck" in call)
+        self.assertIn("--gtest_filter=*Gpu*", racecheck)
+
+    def test_tools_run_side_by_side(self):
+        # Each tool is a process of its own: the three start before any of them ends.
+        binary = fake_gtest(self.bin / "vectorAdd_judge_test", "gtest-1.12-pass.json")
+        spans = self.tmp / "spans"
+        os.environ["FAKE_SANITIZER_SPANS"] = str(spans)
+        self.addCleanup(os.environ.pop, "FAKE_SANITIZER_SPANS", None)
+        found = sanitize.run(binary, tools=["memcheck", "racecheck", "synccheck"], test_filter="*Gpu*",
+                             seed=5, timeout=30, root=ROOT)
+        self.assertEqual([r.tool for r in found.runs], ["memcheck", "racecheck", "synccheck"])  # in the config's order
+        events = [line.split() for line in spans.read_text().splitlines()]
+        last_start = max(float(t) for kind, _, t in events if kind == "start")
+        first_end = min(float(t) for kind, _, t in events if kind == "end")
+        self.assertLess(last_start, first_end)
 
     def test_not_found(self):
         with mock.patch.object(sanitize, "find_sanitizer", return_value=None):

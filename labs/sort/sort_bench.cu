@@ -16,7 +16,7 @@
 // the CPU's sort. CUB sorts between two buffers (a DoubleBuffer): when its result ends
 // in the second buffer, the timed call copies it back, as the in-place interface must.
 // The CPU version (std::sort / std::stable_sort) runs once at the large sizes: it takes
-// seconds there.
+// seconds there. The grader's run (--graded-only) takes its expected keys from CUB.
 #include <algorithm>
 #include <cstdio>
 #include <cub/cub.cuh>
@@ -45,6 +45,17 @@ void copy_back(unsigned* home, const unsigned* current, int n) {
     LAB_CUDA_CHECK(
         cudaMemcpyAsync(home, current, sizeof(unsigned) * static_cast<std::size_t>(n), cudaMemcpyDeviceToDevice, 0));
   }
+}
+
+// `keys` sorted by CUB's radix sort on the GPU (the expected result of the graded run).
+std::vector<unsigned> sorted_by_cub(const std::vector<unsigned>& keys) {
+  const int n = static_cast<int>(keys.size());
+  lab::DeviceBuffer<unsigned> in(keys), out(keys.size());
+  std::size_t bytes = 0;
+  LAB_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, in.data(), out.data(), n));
+  lab::DeviceBuffer<unsigned char> temp(std::max<std::size_t>(bytes, 1));
+  LAB_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.data(), bytes, in.data(), out.data(), n));
+  return out.download();
 }
 
 // Times sort_keys on `input` (sorted: `expected`).
@@ -167,13 +178,19 @@ int main(int argc, char** argv) {
   // Random 32-bit keys; their stable sort with values = positions gives the expected
   // result of both the keys workload and the pairs workload.
   const std::vector<unsigned> keys = lab::random_uints(n, 0, lab::Distribution::Uniform, lab::case_seed("bench_keys"));
+  const std::string graded = "sort_keys" + size + " random 32-bit keys";
+  if (!h.times_everything()) {
+    // The grader times the graded workload only, which needs the sorted keys only: CUB
+    // sorts them in milliseconds, where the CPU's stable sort of pairs takes seconds.
+    time_sort_keys(h, graded, true, keys, sorted_by_cub(keys), false);
+    return h.finish();
+  }
   std::vector<unsigned> positions(keys.size());
   std::iota(positions.begin(), positions.end(), 0u);
   std::vector<unsigned> sorted_keys = keys, sorted_positions = positions;
   sort_pairs_cpu(sorted_keys.data(), sorted_positions.data(), n);
 
-  time_sort_keys(h, "sort_keys" + size + " random 32-bit keys", true, keys, sorted_keys, false);
-  if (!h.times_everything()) return h.finish();  // the grader times the graded workload only
+  time_sort_keys(h, graded, true, keys, sorted_keys, false);
   time_sort_pairs(h, "sort_pairs" + size + " random 32-bit keys, values = positions", keys, positions, sorted_keys,
                   sorted_positions, false);
 

@@ -15,6 +15,7 @@ a traceback.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
@@ -81,6 +82,9 @@ pre { margin: 4px 0 10px; padding: 8px 10px; background: #f6f8fa; border: 1px so
       white-space: pre-wrap; overflow-wrap: anywhere; font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo,
       Consolas, monospace; }
 pre.command { background: #eef4ff; border-color: #b6cdf0; }
+div.answer { margin: 4px 0 10px; padding: 2px 10px; background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; }
+div.answer p { margin: 6px 0; }
+div.answer pre { border: none; padding: 0; }
 .label { margin: 6px 0 0; font-size: 13px; color: #59636e; }
 details { margin: 6px 0; }
 figure { margin: 14px 0 22px; }
@@ -223,13 +227,28 @@ def _breakdown(lab: Lab) -> str:
     return '<h3>Score</h3>\n<table class="breakdown">\n' + "\n".join(rows) + "\n</table>"
 
 
+def _answer_text(text: str) -> str:
+    """A student's answer as written in Markdown: lines of one paragraph flow together (the
+    file's line breaks are the editor's, not the student's), blank lines part paragraphs,
+    and a fenced block (```) keeps its lines."""
+    blocks, fence = [], False
+    for part in re.split(r"\n[ \t]*\n", text.strip()):
+        if fence or part.lstrip().startswith("```"):
+            blocks.append(f'<pre class="answer">{_esc(part)}</pre>')
+            if part.count("```") % 2 == 1:  # a fence opened here (blank lines inside) or closed
+                fence = not fence
+        else:
+            blocks.append(f"<p>{_esc(' '.join(line.strip() for line in part.splitlines()))}</p>")
+    return '<div class="answer">' + "".join(blocks) + "</div>"
+
+
 def _answers(lab: Lab) -> str:
     """Each graded question of the lab: its status and points, why, and the answer given."""
     items = []
     for q in lab.questions:
         points = f"{q.max:g} points" if q.by_hand else f"{q.points:g} / {q.max:g}"
         shown = "to be graded by hand" if q.by_hand and q.status == "manual" else q.status
-        answer = f'<pre class="answer">{_esc(q.answer)}</pre>' if q.answer else ""
+        answer = _answer_text(q.answer) if q.answer else ""
         why = f" — {_esc(q.why)}" if q.why else ""
         items.append(f'<li><code>{_esc(q.id)}</code> {_esc(q.title)}: <strong>{_esc(shown)}</strong>, '
                      f"{_esc(points)}{why}{answer}</li>")

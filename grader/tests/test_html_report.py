@@ -208,7 +208,7 @@ class StructureTest(PageTestCase):
             {"id": "gbps", "title": "Your GB/s", "kind": "number", "check": "bench", "status": "wrong",
              "points": 0.0, "max": 1.0, "answer": "9000", "why": "your bench measured 2675"},
             {"id": "why", "title": "Why", "kind": "text", "check": "manual", "status": "manual",
-             "points": 0.0, "max": 3.0, "answer": HOSTILE, "why": ""}]}
+             "points": 0.0, "max": 3.0, "answer": HOSTILE + "\nwrapped by\nthe editor\n\nsecond paragraph", "why": ""}]}
         root = self.page(data)
         table = root.all("table", "scores")[0]
         self.assertIn("answers", [th.content() for th in table.all("th")])
@@ -218,7 +218,9 @@ class StructureTest(PageTestCase):
         breakdown = self.sections(root)[0].all("table", "breakdown")[0]
         self.assertEqual(len(breakdown.all("ul", "questions")[0].all("li")), 3)
         self.assertIn("your bench measured 2675", breakdown.content())
-        self.assertIn(HOSTILE, [pre.content() for pre in breakdown.all("pre", "answer")])
+        # A written answer reads as its paragraphs: the editor's line breaks flow together.
+        answer = breakdown.all("div", "answer")[-1]  # the written one; numbers come first
+        self.assertEqual([p.content() for p in answer.all("p")], [HOSTILE + " wrapped by the editor", "second paragraph"])
         # Without questions, no answers column.
         plain = self.page(load("pass")).all("table", "scores")[0]
         self.assertNotIn("answers", [th.content() for th in plain.all("th")])

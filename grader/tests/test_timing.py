@@ -102,6 +102,26 @@ class RerunTest(CliTestCase):
         self.assertIn("least noisy run was scored", " ".join(lab["notes"]))
         self.assertTrue((self.build / "results" / "vectorAdd.bench.2.json").is_file())
 
+    # Stamps contradicted (as when another process used the GPU), then a clean run: the
+    # clean run is scored. Contradicted twice: the points are withheld.
+    def test_contradicted_stamps_time_again(self):
+        self.use(bench_json(ratio=1.0, boundary_suspect=20, samples=40), bench_json(ratio=1.1))
+        code, out, err = self.main("--no-build", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("timing... clock stamps contradicted, timing again... done", out)
+        lab = self.report()["labs"][0]
+        self.assertEqual((self.calls(), lab["bench_runs"], lab["performance"]["ratio"]), (2, 2, 1.1))
+        self.assertEqual((lab["performance"]["points"], lab["performance"]["flags"]), (30, []))
+        self.assertIn("the clean run was scored", " ".join(lab["notes"]))
+
+    def test_contradicted_stamps_twice_are_withheld(self):
+        forged = bench_json(ratio=0.5, boundary_suspect=40, samples=40)
+        self.use(forged, forged)
+        self.main("--no-build", "vectorAdd")
+        lab = self.report()["labs"][0]
+        self.assertEqual((self.calls(), lab["performance"]["points"], lab["performance"]["flags"]), (2, 0, ["boundary"]))
+        self.assertIn("in two runs", " ".join(lab["notes"]))
+
     def test_quiet_bench_runs_once(self):
         self.use(bench_json(), bench_json())
         self.main("--no-build", "vectorAdd")

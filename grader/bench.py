@@ -39,10 +39,11 @@ class BenchRun:
 
 def run_bench(binary: Path, *, seed: int, timeout: float, json_path: Path,
               reference: Path | None, variant: str, cwd: Path | None = None, impl: Path | None = None,
-              graded_only: bool = True) -> BenchRun:
+              graded_only: bool = True, time_variants: list[str] | None = None) -> BenchRun:
     """Run `binary` (a judge bench when `impl`, the library under test, is given); `reference`
     is the reference library to load, if one is known. With `graded_only` the bench times what
-    the grade needs: the graded workloads' student and reference, the library and the roofline."""
+    the grade needs: the graded workloads' student and reference, the library and the roofline,
+    and the `time_variants` (the lab's required variants, the student's and the reference's)."""
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.unlink(missing_ok=True)  # a stale file must not pass for this run's
     options = [f"--seed={seed}"]
@@ -53,6 +54,8 @@ def run_bench(binary: Path, *, seed: int, timeout: float, json_path: Path,
     options += ["--reference-variant", variant]
     if graded_only:
         options.append("--graded-only")
+    if time_variants:  # the lab's required variants, beside the reference's of the same names
+        options += ["--time-variants", ",".join(time_variants)]
     command = proc.command_string([binary, *options])
     try:
         result = proc.run([binary, "--json", str(json_path), *options], timeout=timeout,

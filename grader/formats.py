@@ -25,7 +25,7 @@ from typing import Any
 
 from grader import commandline, status
 from grader.config import COURSE_LABS
-from grader.report import Lab, read
+from grader.report import Lab, Step, read
 
 EXIT_OK, EXIT_DEGRADED, EXIT_USAGE = 0, 1, 2
 MAX_MESSAGE_CHARS = 1500  # per test in Classroom and Gradescope: env variables and check runs have limits
@@ -106,6 +106,10 @@ def markdown(data: Any) -> str:
     if failures:
         out.append("\n### What to fix\n")
         out.extend(failures)
+    steps = _md_steps(report.labs)
+    if steps:
+        out.append("\n### The lecture's steps (required variants)\n")
+        out.append(steps)
     answers = _md_answers(report.labs)
     if answers:
         out.append("\n### Graded questions\n")
@@ -181,6 +185,32 @@ def _md_failure(lab: Lab) -> str:
 
 def _indent(text: str, spaces: int) -> str:
     return "\n".join(" " * spaces + line for line in text.splitlines())
+
+
+def step_figures(step: Step) -> tuple[str, str, str, str, str]:
+    """A required variant's timing as text: your time, throughput, % of peak, the
+    reference's version's time, and your speed relative to it ('-' where not timed)."""
+    def ms(value: float | None) -> str:
+        return f"{value:.3f} ms" if value is not None else "-"
+    rate = f"{step.throughput:.0f} {step.unit}".strip() if step.throughput is not None else "-"
+    peak = f"{step.pct_peak:.0f}%" if step.pct_peak is not None else "-"
+    speed = f"{step.speed_vs_reference:.2f}×" if step.speed_vs_reference is not None else "-"
+    return ms(step.ms), rate, peak, ms(step.reference_ms), speed
+
+
+def _md_steps(labs: list[Lab]) -> str:
+    """One row per required variant: points and the student's progression table ('' when
+    no lab requires any)."""
+    rows = []
+    for lab in labs:
+        for step in lab.steps:
+            yours, rate, peak, lecture, speed = step_figures(step)
+            rows.append(f"| {lab.name} | {_md_cell(step.name + ': ' + step.title, 70)} | {step.status} "
+                        f"| {step.points:g} / {step.max:g} | {yours} | {rate} | {peak} | {lecture} | {speed} |")
+    if not rows:
+        return ""
+    return ("| lab | step | status | points | your time | throughput | % of peak | the reference's | "
+            "your speed vs it |\n|:--|:--|:--|--:|--:|--:|--:|--:|--:|\n" + "\n".join(rows))
 
 
 def _md_answers(labs: list[Lab]) -> str:
@@ -355,6 +385,9 @@ def classroom_result(lab: Lab) -> dict[str, Any]:
         tests.append({"name": f"{lab.name}: performance", "score": round(lab.performance, 2),
                       "status": "pass" if lab.performance >= lab.performance_max else "fail",
                       "message": f"{_pts(lab.performance)}/{lab.performance_max:g} points" + (f": {reason}" if reason else "")})
+    for step in lab.steps:
+        tests.append({"name": f"{lab.name}: step {step.name}", "status": "pass" if step.points >= step.max else "fail",
+                      "score": round(step.points, 2), "message": _clip(f"{step.status}: {step.why}")})
     for q in lab.questions:
         if not q.by_hand:  # written answers are graded by hand, outside the Classroom score
             tests.append({"name": f"{lab.name}: question {q.id}", "status": "pass" if q.status == "correct" else "fail",
@@ -437,6 +470,14 @@ def gradescope(data: Any, visibility: str = "visible") -> dict[str, Any]:
                           "output": "\n".join(m for m, _, _ in lab.sanitizer) + (
                               f"\nreproduce: {lab.reproduce['sanitizer']}" if lab.reproduce.get("sanitizer") else ""),
                           "tags": [lab.name, "compute-sanitizer"], "visibility": visibility})
+        for step in lab.steps:
+            yours, rate, peak, lecture, speed = step_figures(step)
+            timing = (f"\nyour time {yours} ({rate}, {peak} of peak); the reference's {step.name}: {lecture}; "
+                      f"your speed vs it: {speed}") if step.ms is not None else ""
+            tests.append({"name": f"{lab.name}: step {step.name} ({step.title})", "score": step.points,
+                          "max_score": step.max, "status": "passed" if step.points >= step.max else "failed",
+                          "output": f"{step.status}: {step.why}" + timing, "tags": [lab.name, "variants"],
+                          "visibility": visibility})
         for q in lab.questions:
             # Written answers go to the instructor for grading by hand (Gradescope shows
             # hidden tests to course staff only); checked ones score like tests.

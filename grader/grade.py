@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from grader import answers, bench, build, gpu, gtest, manifest, overlay, proc, rules, sanitize, score, status
+from grader import answers, bench, build, gpu, gtest, manifest, overlay, proc, rules, sanitize, score, status, variants
 from grader.config import Config, LabSettings
 from grader.score import Correctness, Performance
 from grader.status import ResultCode
@@ -106,15 +106,17 @@ class LabResult:
     checked: bool = False  # the static checks ran (check.py); else the built-in patterns stand in
     implementation: Path | None = None  # the library under test (between the two phases)
     answers: answers.AnswersResult = field(default_factory=answers.AnswersResult)
+    variants: variants.VariantsResult = field(default_factory=variants.VariantsResult)  # the lecture's steps
     seconds: dict[str, float] = field(default_factory=dict)  # stage -> wall time (checks, tests, sanitizer, bench)
 
     @property
     def total(self) -> float:
-        return round(self.correctness.points + self.performance.points + self.answers.points - self.deduction, 2)
+        return round(self.correctness.points + self.performance.points + self.answers.points
+                     + self.variants.points - self.deduction, 2)
 
     @property
     def max(self) -> float:
-        return self.correctness.max + self.performance.max + self.answers.max
+        return self.correctness.max + self.performance.max + self.answers.max + self.variants.max
 
 
 @dataclass
@@ -222,6 +224,7 @@ def grade(options: Options, labs: list[str], progress: Progress,
                         apply_rules(options, result, run.overlay)
                     apply_deductions(options, result)
                     grade_answers(options, result, manifests.get(lab))
+                grade_variants(result, manifests.get(lab))
             except Exception as exc:  # a grader bug must cost one lab, not the report
                 result = _grader_failed(options, lab, exc)
             run.labs.append(result)
@@ -559,10 +562,12 @@ def _bench(options: Options, lab: str, binary: Path, impl: Path, reference: Path
     """One bench run, with the GPU's clocks, temperature, power and clock-event reasons
     just before and just after it in its JSON ("telemetry")."""
     name = f"{lab}.bench.json" if attempt == 1 else f"{lab}.bench.{attempt}.json"
+    found = kit_manifests(options.root).get(lab)
+    required = [v.name for v in found.required_variants] if found else []
     before = gpu.telemetry()
     timed = bench.run_bench(binary, seed=options.seed, timeout=options.config.grader["bench_timeout_s"],
                             json_path=options.results_dir / name, reference=reference, variant=variant,
-                            cwd=options.root, impl=impl)
+                            cwd=options.root, impl=impl, time_variants=required)
     if timed.data is not None:
         timed.data["telemetry"] = {"before": before, "after": gpu.telemetry()}
     return timed
@@ -673,6 +678,15 @@ def kit_manifests(root: Path) -> dict[str, manifest.Lab]:
         return manifest.by_name(root)
     except manifest.ManifestError:
         return {}
+
+
+def grade_variants(result: LabResult, lab: manifest.Lab | None) -> None:
+    """The lab's required variants: registered and passing their tests (variants.py), with
+    their figures from this run's bench."""
+    if lab is None or not lab.required_variants:
+        return
+    ran = bool(result.correctness.tests) and result.status is not status.ERROR
+    result.variants = variants.grade(lab.required_variants, result.correctness.tests if ran else None, result.bench)
 
 
 def grade_answers(options: Options, result: LabResult, lab: manifest.Lab | None) -> None:

@@ -22,7 +22,7 @@ from html import escape
 from typing import Any
 
 from grader import status
-from grader.formats import _clip, _fmt, _note, _pts, _xml, compile_errors
+from grader.formats import _clip, _fmt, _note, _pts, _xml, compile_errors, step_figures
 from grader.report import STRETCH_NAME, Lab, Report, read
 
 MAX_FAILED_SHOWN = 50  # failed tests detailed per lab; a page holds more than a CI summary, the JSON has all
@@ -71,6 +71,9 @@ table.scores td.deductions { white-space: normal; }
 table.breakdown th { font-weight: 600; white-space: nowrap; width: 1%; }
 table.breakdown td.num { width: 1%; }
 table.breakdown ul { margin: 4px 0 0; padding-left: 20px; }
+table.steps { margin: 2px 0 6px; font-size: 14px; }
+table.steps th, table.steps td { padding: 3px 8px 3px 0; border-bottom: 1px solid #eaeef2; }
+table.breakdown table.steps td.num { width: auto; }
 .status { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 13px; font-weight: 600;
           white-space: nowrap; }
 .status.ok { background: #dafbe1; color: #116329; }
@@ -160,12 +163,15 @@ def _device(report: Report) -> str:
 
 def _score_table(report: Report) -> str:
     asked = any(lab.questions for lab in report.labs)  # an answers column only when questions were graded
+    stepped = any(lab.steps for lab in report.labs)  # a variants column when a lab requires some
     rows = []
     for lab in report.labs:
         answers = f'<td class="num">{_points(lab.answers, lab.answers_max)}</td>' if asked else ""
+        steps = (f'<td class="num">{_points(lab.variants, lab.variants_max) if lab.steps else "–"}</td>'
+                 if stepped else "")
         rows.append(f'<tr><td><a href="#{_esc(_anchor(lab))}">{_esc(lab.name)}</a></td><td>{_status(lab)}</td>'
                     f'<td class="num">{_points(lab.correctness, lab.correctness_max)}</td>'
-                    f'<td class="num">{_points(lab.performance, lab.performance_max)}</td>{answers}'
+                    f'<td class="num">{_points(lab.performance, lab.performance_max)}</td>{steps}{answers}'
                     f'<td class="num deductions">{_esc(_deductions(lab))}</td>'
                     f'<td class="num"><strong>{_points(lab.total, lab.max)}</strong></td>'
                     f'<td class="why">{_esc(_short(_note(lab)))}</td></tr>')
@@ -174,9 +180,11 @@ def _score_table(report: Report) -> str:
             'the total yet.</p>\n' if pending else "")
     return ('<section id="scores">\n<h2>Scores</h2>\n<table class="scores">\n<thead><tr><th>lab</th><th>status</th>'
             '<th class="num">correctness</th><th class="num">performance</th>'
+            + ('<th class="num">variants</th>' if stepped else "")
             + ('<th class="num">answers</th>' if asked else "") + '<th class="num">deductions</th>'
             '<th class="num">total</th><th>note</th></tr></thead>\n<tbody>\n' + "\n".join(rows)
             + '\n<tr class="total"><th>total</th><td></td><td></td><td></td><td></td>' + ("<td></td>" if asked else "")
+            + ("<td></td>" if stepped else "")
             + f'<td class="num">{_points(report.total, report.max)}</td><td></td></tr>\n</tbody>\n</table>\n'
             + tail + '</section>')
 
@@ -210,6 +218,8 @@ def _breakdown(lab: Lab) -> str:
     """Where the lab's points come from: tests, timing, deductions."""
     rows = [_row("correctness", _points(lab.correctness, lab.correctness_max), _esc(_tests_summary(lab))),
             _row("performance", _points(lab.performance, lab.performance_max), _esc(_performance_summary(lab)))]
+    if lab.steps:
+        rows.append(_row("the lecture's steps", _points(lab.variants, lab.variants_max), _steps(lab)))
     if lab.questions:
         rows.append(_row("graded questions", _points(lab.answers, lab.answers_max), _answers(lab)))
     if lab.rules or lab.rule_deduction > 0:
@@ -225,6 +235,25 @@ def _breakdown(lab: Lab) -> str:
                          + (f'<p class="label">Reproduce:</p>{_command(command)}' if command else "")))
     rows.append(f'<tr class="total"><th>total</th><td class="num">{_points(lab.total, lab.max)}</td><td></td></tr>')
     return '<h3>Score</h3>\n<table class="breakdown">\n' + "\n".join(rows) + "\n</table>"
+
+
+def _steps(lab: Lab) -> str:
+    """The required variants: each one's points and why, and the student's progression
+    table beside the reference's version of each step (where the bench timed them)."""
+    rows = []
+    for step in lab.steps:
+        yours, rate, peak, lecture, speed = step_figures(step)
+        state = "ok" if step.points >= step.max else "bad"
+        rows.append(f'<tr><td><code>{_esc(step.name)}</code> {_esc(step.title)}</td>'
+                    f'<td><span class="status {state}">{_esc(step.status)}</span></td>'
+                    f'<td class="num">{step.points:g} / {step.max:g}</td><td class="num">{_esc(yours)}</td>'
+                    f'<td class="num">{_esc(rate)}</td><td class="num">{_esc(peak)}</td>'
+                    f'<td class="num">{_esc(lecture)}</td><td class="num">{_esc(speed)}</td></tr>')
+    whys = [f"{step.name}: {step.why}" for step in lab.steps if step.points < step.max and step.why]
+    return ('<table class="steps"><thead><tr><th>step</th><th>status</th><th class="num">points</th>'
+            '<th class="num">your time</th><th class="num">throughput</th><th class="num">% of peak</th>'
+            '<th class="num">the reference\'s</th><th class="num">your speed vs it</th></tr></thead><tbody>'
+            + "".join(rows) + "</tbody></table>" + (_list(whys) if whys else ""))
 
 
 def _answer_text(text: str) -> str:

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from grader.answers import Question, parse_questions
+from grader.variants import RequiredVariant
+from grader.variants import parse as parse_variants
 
 SCHEMA = "labkit-lab"
 VERSION = 1
@@ -49,7 +51,7 @@ class Lab:
     sanitizer_tests: tuple[str, ...] = ()
     slow_variants: tuple[str, ...] = ()
     reference_variant: str = "default"
-    required_variants: tuple[str, ...] = ()
+    required_variants: tuple[RequiredVariant, ...] = ()  # the lecture's steps a student registers
     questions: tuple[Question, ...] = ()  # graded questions, answered in labs/<lab>/answers.md
     # What each profiler figure means for this lab ("profile": {"hints": {...}}): keys dram,
     # sm, occupancy, stalls, and bank_conflicts / coalescing where the lab is about them.
@@ -115,6 +117,7 @@ def read(path: Path) -> Lab:
     rules, symbols = table("rules"), table("symbols")
     try:
         questions = parse_questions(data.get("questions"), str(path))
+        required_variants = parse_variants(data.get("required_variants"), str(path))
     except ValueError as exc:
         raise ManifestError(str(exc)) from exc
     hints = table("profile").get("hints", {})
@@ -126,7 +129,7 @@ def read(path: Path) -> Lab:
                allowed_symbols=strings("allow", symbols), forbidden_symbols=strings("forbid", symbols),
                sanitizer_tests=strings("sanitizer_tests"), slow_variants=strings("slow_variants"),
                reference_variant=text("reference_variant", "default"),
-               required_variants=strings("required_variants"), questions=questions,
+               required_variants=required_variants, questions=questions,
                profile_hints=tuple(hints.items()), path=path)
 
 

@@ -130,6 +130,7 @@ def _lab_json(lab: LabResult) -> dict[str, Any]:
                         "t_student_ms": perf.t_student_ms, "t_reference_ms": perf.t_reference_ms,
                         "reason": perf.reason, "workloads": perf.workloads, "flags": perf.flags},
         "answers": lab.answers.as_dict(),
+        "variants": lab.variants.as_dict(),
         "rules": lab.rules,
         "deduction": lab.deduction,  # in all: rule_deduction + sanitizer.deduction
         "rule_deduction": lab.rule_deduction,
@@ -217,6 +218,25 @@ class Answer:
 
 
 @dataclass
+class Step:
+    """One required variant of a lab (the lecture's progression, variants.py): its points
+    and, when the bench timed it, its figures beside the reference's version of it."""
+
+    name: str
+    title: str
+    status: str  # variants.PASSED, FAILED, MISSING, NOT_TESTED
+    points: float
+    max: float
+    why: str = ""
+    ms: float | None = None
+    throughput: float | None = None
+    unit: str = ""
+    pct_peak: float | None = None
+    reference_ms: float | None = None
+    speed_vs_reference: float | None = None
+
+
+@dataclass
 class Lab:
     """One graded lab."""
 
@@ -248,6 +268,9 @@ class Lab:
     answers_pending: float = 0.0  # points of the questions graded by hand
     answers_file: str = ""
     questions: list[Answer] = field(default_factory=list)
+    variants: float = 0.0  # points of the required variants (the lecture's steps)
+    variants_max: float = 0.0
+    steps: list[Step] = field(default_factory=list)
 
     @property
     def student_file(self) -> str:
@@ -393,9 +416,27 @@ def _read_lab(raw: dict[str, Any], notes: list[str]) -> Lab:
     lab.rule_deduction = _num(raw.get("rule_deduction"), round(lab.deduction - lab.sanitizer_deduction, 2))
     lab.notes = [_str(note) for note in _list(raw.get("notes")) if note]
     _read_answers(lab, _dict(raw.get("answers")))
-    lab.total = _num(raw.get("total"), round(lab.correctness + lab.performance + lab.answers - lab.deduction, 2))
-    lab.max = _num(raw.get("max"), lab.correctness_max + lab.performance_max + lab.answers_max)
+    _read_variants(lab, _dict(raw.get("variants")))
+    lab.total = _num(raw.get("total"), round(lab.correctness + lab.performance + lab.answers + lab.variants
+                                             - lab.deduction, 2))
+    lab.max = _num(raw.get("max"), lab.correctness_max + lab.performance_max + lab.answers_max + lab.variants_max)
     return lab
+
+
+def _read_variants(lab: Lab, raw: dict[str, Any]) -> None:
+    lab.variants, lab.variants_max = _num(raw.get("points"), 0.0), _num(raw.get("max"), 0.0)
+
+    def number(value: Any) -> float | None:
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    for row in _list(raw.get("rows")):
+        if isinstance(row, dict):
+            lab.steps.append(Step(
+                name=_str(row.get("name")) or "?", title=_str(row.get("title")), status=_str(row.get("status")),
+                points=_num(row.get("points"), 0.0), max=_num(row.get("max"), 0.0), why=_str(row.get("why")),
+                ms=number(row.get("ms")), throughput=number(row.get("throughput")), unit=_str(row.get("unit")),
+                pct_peak=number(row.get("pct_peak")), reference_ms=number(row.get("reference_ms")),
+                speed_vs_reference=number(row.get("speed_vs_reference"))))
 
 
 def _read_answers(lab: Lab, raw: dict[str, Any]) -> None:
@@ -465,17 +506,21 @@ def failure_details(run: GradingRun) -> str:
 def table(report: Report) -> str:
     """The score table: one row per lab and a total (an answers column when questions were graded)."""
     asked = any(lab.questions for lab in report.labs)
+    stepped = any(lab.steps for lab in report.labs)  # a variants column when a lab requires some
     head = (f"{'lab':<15} {'status':<12} {'correctness':>12} {'performance':>12} "
-            + (f"{'answers':>9} " if asked else "") + f"{'total':>11}  note")
+            + (f"{'variants':>9} " if stepped else "") + (f"{'answers':>9} " if asked else "")
+            + f"{'total':>11}  note")
     rows = [head, "-" * len(head)]
     for lab in report.labs:
+        steps = (f"{_points(lab.variants, lab.variants_max):>9} " if lab.steps else f"{'-':>9} ") if stepped else ""
         answers = f"{_points(lab.answers, lab.answers_max):>9} " if asked else ""
         rows.append(f"{lab.name:<15} {lab.status.name:<12} "
                     f"{_points(lab.correctness, lab.correctness_max):>12} "
-                    f"{_points(lab.performance, lab.performance_max):>12} {answers}"
+                    f"{_points(lab.performance, lab.performance_max):>12} {steps}{answers}"
                     f"{_points(lab.total, lab.max):>11}  {_note(lab)}")
     rows.append("-" * len(head))
-    rows.append(f"{'total':<15} {'':<12} {'':>12} {'':>12} " + (f"{'':>9} " if asked else "")
+    rows.append(f"{'total':<15} {'':<12} {'':>12} {'':>12} " + (f"{'':>9} " if stepped else "")
+                + (f"{'':>9} " if asked else "")
                 + f"{_points(report.total, report.max):>11}"
                 + ("  (interrupted: not every lab was graded)" if report.interrupted else ""))
     pending = sum(lab.answers_pending for lab in report.labs)
@@ -520,6 +565,12 @@ def details(report: Report) -> str:
             lines = "\n".join(f"    {finding.message}" for finding in lab.sanitizer)
             blocks.append(f"{lab.name}: compute-sanitizer found errors, -{lab.sanitizer_deduction:g} points:\n{lines}"
                           f"\n  reproduce: {lab.reproduce.get('sanitizer', '')}")
+        unearned = [step for step in lab.steps if step.points < step.max]
+        if unearned:
+            lines = "\n".join(f"    {step.name} ({step.title}): {step.status}" + (f": {step.why}" if step.why else "")
+                              for step in unearned)
+            blocks.append(f"{lab.name}: the lecture's steps (required variants), "
+                          f"{lab.variants:g}/{lab.variants_max:g} points:\n{lines}")
         missed = [q for q in lab.questions if not q.by_hand and q.status != "correct"]
         if missed:
             lines = "\n".join(f"    {q.id} ({q.title}): {q.status}" + (f": {q.why}" if q.why else "") for q in missed)

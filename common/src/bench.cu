@@ -154,6 +154,18 @@ const std::vector<OptionSpec>& option_table() {
          [](Options& o, const std::string& v) { o.filter = v; }},
         {"--graded-only", nullptr, "the graded workloads only: student, reference, library and roofline (the grader)",
          false, [](Options& o, const std::string&) { o.graded_only = true; }},
+        {"--time-variants", "A,B", "also time these registered variants and the reference's of the same names "
+                                   "(ref:A, ...), with --graded-only too: the lecture's steps a lab requires",
+         false,
+         [](Options& o, const std::string& v) {
+           o.time_variants.clear();
+           std::size_t start = 0;
+           while (start <= v.size()) {
+             const std::size_t comma = std::min(v.find(',', start), v.size());
+             if (comma > start) o.time_variants.push_back(v.substr(start, comma - start));
+             start = comma + 1;
+           }
+         }},
         {"--quick", nullptr, "few samples: a smoke test, not a measurement", false,
          [](Options& o, const std::string&) { o.quick = true; }},
         {"--no-cpu", nullptr, "skip timing the CPU version", false,

@@ -107,8 +107,9 @@ KIT = Path(__file__).resolve().parents[2]
 def make_kit(root: Path, labs: list[str], solutions: bool = False, questions: bool = False) -> Path:
     """A kit root with the files that make a lab present: its manifest (the real kit's
     when it has the lab, else a minimal one) and its header. The real manifests' graded
-    questions are left out unless `questions` (their points would change every total),
-    and their reference variant is "default", the one the recorded bench fixtures name."""
+    questions and required steps are left out unless `questions` (their points would
+    change every total), and their reference variant is "default", the one the recorded
+    bench fixtures name."""
     for order, lab in enumerate(labs, 1):
         folder = root / "labs" / lab
         folder.mkdir(parents=True, exist_ok=True)
@@ -119,6 +120,7 @@ def make_kit(root: Path, labs: list[str], solutions: bool = False, questions: bo
             data = json.loads(real.read_text())
             if not questions:
                 data.pop("questions", None)
+                data.pop("required_variants", None)  # graded steps, like questions, change every total
             data["reference_variant"] = "default"
             (folder / "lab.json").write_text(json.dumps(data, indent=2) + "\n")
         else:

@@ -217,6 +217,10 @@ class KitQuestions(unittest.TestCase):
                 self.assertEqual(rows.get("performance"), f"{lab_settings.performance_points:g}")
                 self.assertEqual(rows.get("graded questions"), f"{checked:g}")
                 self.assertEqual(rows.get("written answers"), f"{by_hand:g}")
+                steps = sum(v.points for v in lab.required_variants)
+                self.assertEqual(rows.get("lecture steps"), f"{steps:g}" if lab.required_variants else None)
+                for variant in lab.required_variants:
+                    self.assertIn(f"`{variant.name}`", text, f"the handout does not name the step {variant.name}")
                 performance = next(line for line in text.splitlines() if line.startswith("| performance |"))
                 self.assertIn(f"{lab_settings.full_credit_ratio:g} × t_reference / t_yours", performance)
                 self.assertIn(f"`{lab_settings.reference_variant}`", performance)
@@ -238,7 +242,7 @@ class KitQuestions(unittest.TestCase):
 
     def test_instructors_example_config_loads(self):
         text = (KIT / "handouts" / "instructors.md").read_text(encoding="utf-8")
-        block = text.split("## 7.", 1)[1].split("    [defaults]", 1)[1].split("\nThe questions themselves", 1)[0]
+        block = text.split("## 7.", 1)[1].split("    [defaults]", 1)[1].split("\nThe required steps are", 1)[0]
         toml = "[defaults]\n" + "\n".join(line[4:] for line in block.splitlines())
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "grader.toml"

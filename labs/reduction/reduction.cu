@@ -7,9 +7,9 @@
 // and then fast: the bench compares you with the reference, with CUB and with the memory
 // bandwidth of your GPU.
 //
-//   cmake --build build --target reduction_test && ./build/bin/reduction_test   # correctness
-//   ./build/bin/reduction_bench                                                   # timing
-//   python3 -m grader reduction                                                   # your score
+//   cmake --build --preset dev --target reduction_test && ./build/dev/bin/reduction_test   # correctness
+//   ./build/dev/bin/reduction_bench                                                            # timing
+//   python3 -m grader reduction                                                                # your score
 //
 // Handout: handouts/reduction.md. Gaps are marked TODO(student).
 #include <climits>
@@ -76,3 +76,12 @@ void reduce_max(const int* in, int* out, int n) {
   block_max_kernel<<<blocks, kThreadsPerBlock>>>(in, out, n);
   LAB_CHECK_LAUNCH();
 }
+
+// TODO(student): the lecture's steps, each a function with reduce_sum's signature,
+//   registered so that the tests check it and the bench times it beside the
+//   reference's version of the same step (handout: "The lecture's steps"):
+//     void reduce_sum_interleaved(const float* in, float* out, int n) { ... }
+//     LAB_REGISTER_VARIANT(reduce_sum, "interleaved", reduce_sum_interleaved,
+//                          "t % (2 * stride) works");
+//   Needed: "interleaved", "contiguous", "first_add" and "warp_finish" (include
+//   "lab/variants.h"). Your reduce_sum may call the fastest of them.

@@ -1,8 +1,8 @@
 // Provided by the kit: do not edit. Times reduce_sum and reduce_max.
 //
-//   ./build/bin/reduction_bench                   default size 2^26 elements
-//   ./build/bin/reduction_bench --size 1000000    another size
-//   ./build/bin/reduction_bench --filter vec4     only the candidates whose name contains "vec4"
+//   ./build/dev/bin/reduction_bench                   default size 2^26 elements
+//   ./build/dev/bin/reduction_bench --size 1000000    another size
+//   ./build/dev/bin/reduction_bench --filter vec4     only the candidates whose name contains "vec4"
 //
 // Two workloads, each beside CUB's cub::DeviceReduce (its temporary storage allocated
 // once, before timing) and the CPU version (timed with the sdkTimer API):

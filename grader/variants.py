@@ -1,0 +1,129 @@
+"""The lecture's progression, graded: the variants a lab requires a student to register.
+
+A lab's manifest lists the steps of the lecture a student implements besides the graded
+function ("required_variants": name, title, points), each registered in the student's
+file with LAB_REGISTER_VARIANT(<function>, "<name>", ...). The kit's tests check every
+registered variant: their cases are named `Registered/<Suite>.<Test>/<name>`. A required
+variant earns its points when it is registered (it has such tests) and all of them pass.
+
+The bench times the required variants beside the reference's variants of the same name
+(`ref:<name>`), so the report can show the student's own progression table: time,
+throughput, % of peak and speed against the lecture's version of the same step.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+PASSED, FAILED, MISSING, NOT_TESTED = "passed", "failed", "not registered", "not tested"
+
+
+@dataclass(frozen=True)
+class RequiredVariant:
+    """One step of the lecture a lab asks for."""
+
+    name: str
+    title: str
+    points: float
+
+
+@dataclass
+class VariantsResult:
+    """The required variants of one lab: points, and one row per variant."""
+
+    points: float = 0.0
+    max: float = 0.0
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"points": self.points, "max": self.max, "rows": self.rows}
+
+
+def parse(raw: Any, where: str) -> tuple[RequiredVariant, ...]:
+    """The manifest's "required_variants" (a list of {name, title, points}); ValueError names the problem."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ValueError(f'{where}: "required_variants" must be a list of {{"name", "title", "points"}}')
+    out, seen = [], set()
+    for item in raw:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+            raise ValueError(f'{where}: each of "required_variants" needs a "name" (the registered variant)')
+        name = item["name"]
+        if name == "default" or name in seen:
+            raise ValueError(f'{where}: required variant {name!r} is "default" or listed twice')
+        points = item.get("points", 1)
+        if not isinstance(points, (int, float)) or isinstance(points, bool) or points < 0:
+            raise ValueError(f'{where}: required variant {name!r}: "points" must be a number >= 0')
+        title = item.get("title", name)
+        if not isinstance(title, str):
+            raise ValueError(f'{where}: required variant {name!r}: "title" must be a string')
+        seen.add(name)
+        out.append(RequiredVariant(name, title or name, float(points)))
+    return tuple(out)
+
+
+def test_param(name: str) -> str:
+    """The test-name suffix the kit's tests give variant `name` (non-alphanumerics become _)."""
+    return re.sub(r"[^A-Za-z0-9]", "_", name) or "unnamed"
+
+
+def tests_of(name: str, tests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The test rows (score.Correctness.tests) that check variant `name`."""
+    suffix = "/" + test_param(name)
+    return [t for t in tests if t.get("name", "").startswith("Registered/") and t["name"].endswith(suffix)]
+
+
+def grade(required: tuple[RequiredVariant, ...], tests: list[dict[str, Any]] | None,
+          bench: dict[str, Any] | None = None) -> VariantsResult:
+    """Points per required variant from the test rows of this run (None: the tests did not
+    run), and its figures from the graded workload of the bench (when it ran)."""
+    result = VariantsResult(max=sum(v.points for v in required))
+    timed = progression(bench, [v.name for v in required])
+    for variant in required:
+        row: dict[str, Any] = {"name": variant.name, "title": variant.title, "max": variant.points, "points": 0.0}
+        if tests is None:
+            row.update(status=NOT_TESTED, why="the tests did not run")
+        else:
+            mine = tests_of(variant.name, tests)
+            failed = [t for t in mine if t.get("status") == "failed"]
+            if not mine:
+                row.update(status=MISSING, why=f'no test checked it: register it with LAB_REGISTER_VARIANT(<function>, '
+                           f'"{variant.name}", ...) in your file')
+            elif failed:
+                row.update(status=FAILED, why=f"{len(failed)} of {len(mine)} tests failed: {failed[0]['name']}")
+            else:
+                row.update(status=PASSED, why=f"{len(mine)} tests passed", points=variant.points)
+            row["tests"] = len(mine)
+        row.update(timed.get(variant.name, {}))
+        result.points += row["points"]
+        result.rows.append(row)
+    result.points = round(result.points, 2)
+    return result
+
+
+def progression(bench: dict[str, Any] | None, names: list[str]) -> dict[str, dict[str, Any]]:
+    """name -> the student's and the reference's figures for that variant in the bench's
+    first graded workload: ms, GB/s (or the workload's unit), % of peak, speed vs ref."""
+    if not isinstance(bench, dict):
+        return {}
+    workload = next((w for w in bench.get("workloads", []) if isinstance(w, dict) and w.get("graded")), None)
+    if workload is None:
+        return {}
+    rows = {r.get("name"): r for r in workload.get("results", []) if isinstance(r, dict)}
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        mine, lecture = rows.get(name), rows.get("ref:" + name)
+        figures: dict[str, Any] = {}
+        if mine and isinstance(mine.get("median_ms"), (int, float)):
+            figures.update(ms=mine["median_ms"], throughput=mine.get("throughput"), pct_peak=mine.get("pct_peak"))
+        if lecture and isinstance(lecture.get("median_ms"), (int, float)):
+            figures["reference_ms"] = lecture["median_ms"]
+            if figures.get("ms"):
+                figures["speed_vs_reference"] = round(lecture["median_ms"] / figures["ms"], 3)
+        if figures:
+            figures["unit"] = workload.get("unit", "")
+            out[name] = figures
+    return out

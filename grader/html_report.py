@@ -244,7 +244,7 @@ def _steps(lab: Lab) -> str:
     for step in lab.steps:
         yours, rate, peak, lecture, speed = step_figures(step)
         state = "ok" if step.points >= step.max else "bad"
-        rows.append(f'<tr><td><code>{_esc(step.name)}</code> {_esc(step.title)}</td>'
+        rows.append(f'<tr><td title="{_esc(step.title)}"><code>{_esc(step.name)}</code></td>'
                     f'<td><span class="status {state}">{_esc(step.status)}</span></td>'
                     f'<td class="num">{step.points:g} / {step.max:g}</td><td class="num">{_esc(yours)}</td>'
                     f'<td class="num">{_esc(rate)}</td><td class="num">{_esc(peak)}</td>'

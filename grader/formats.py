@@ -476,7 +476,8 @@ def gradescope(data: Any, visibility: str = "visible") -> dict[str, Any]:
                       f"your speed vs it: {speed}") if step.ms is not None else ""
             tests.append({"name": f"{lab.name}: step {step.name} ({step.title})", "score": step.points,
                           "max_score": step.max, "status": "passed" if step.points >= step.max else "failed",
-                          "output": f"{step.status}: {step.why}" + timing, "tags": [lab.name, "variants"],
+                          "output": f"{step.status}: {step.why}" + timing + (f"\nnote: {step.note}" if step.note else ""),
+                          "tags": [lab.name, "variants"],
                           "visibility": visibility})
         for q in lab.questions:
             # Written answers go to the instructor for grading by hand (Gradescope shows

@@ -250,6 +250,7 @@ def _steps(lab: Lab) -> str:
                     f'<td class="num">{_esc(rate)}</td><td class="num">{_esc(peak)}</td>'
                     f'<td class="num">{_esc(lecture)}</td><td class="num">{_esc(speed)}</td></tr>')
     whys = [f"{step.name}: {step.why}" for step in lab.steps if step.points < step.max and step.why]
+    whys += [f"{step.name}: {step.note}" for step in lab.steps if step.note]
     return ('<table class="steps"><thead><tr><th>step</th><th>status</th><th class="num">points</th>'
             '<th class="num">your time</th><th class="num">throughput</th><th class="num">% of peak</th>'
             '<th class="num">the reference\'s</th><th class="num">your speed vs it</th></tr></thead><tbody>'

@@ -234,6 +234,7 @@ class Step:
     pct_peak: float | None = None
     reference_ms: float | None = None
     speed_vs_reference: float | None = None
+    note: str = ""  # e.g. much faster than the reference's version of the step
 
 
 @dataclass
@@ -436,7 +437,7 @@ def _read_variants(lab: Lab, raw: dict[str, Any]) -> None:
                 points=_num(row.get("points"), 0.0), max=_num(row.get("max"), 0.0), why=_str(row.get("why")),
                 ms=number(row.get("ms")), throughput=number(row.get("throughput")), unit=_str(row.get("unit")),
                 pct_peak=number(row.get("pct_peak")), reference_ms=number(row.get("reference_ms")),
-                speed_vs_reference=number(row.get("speed_vs_reference"))))
+                speed_vs_reference=number(row.get("speed_vs_reference")), note=_str(row.get("note"))))
 
 
 def _read_answers(lab: Lab, raw: dict[str, Any]) -> None:
@@ -565,10 +566,10 @@ def details(report: Report) -> str:
             lines = "\n".join(f"    {finding.message}" for finding in lab.sanitizer)
             blocks.append(f"{lab.name}: compute-sanitizer found errors, -{lab.sanitizer_deduction:g} points:\n{lines}"
                           f"\n  reproduce: {lab.reproduce.get('sanitizer', '')}")
-        unearned = [step for step in lab.steps if step.points < step.max]
+        unearned = [step for step in lab.steps if step.points < step.max or step.note]
         if unearned:
             lines = "\n".join(f"    {step.name} ({step.title}): {step.status}" + (f": {step.why}" if step.why else "")
-                              for step in unearned)
+                              + (f"; note: {step.note}" if step.note else "") for step in unearned)
             blocks.append(f"{lab.name}: the lecture's steps (required variants), "
                           f"{lab.variants:g}/{lab.variants_max:g} points:\n{lines}")
         missed = [q for q in lab.questions if not q.by_hand and q.status != "correct"]

@@ -77,6 +77,17 @@ class GradeTest(unittest.TestCase):
                           "speed_vs_reference": 0.8, "unit": "GB/s"})
         self.assertEqual((rows["first_add"].get("ms"), rows["first_add"]["reference_ms"]), (None, 0.2))
         self.assertNotIn("ms", rows["warp.finish"])
+        self.assertNotIn("note", rows["interleaved"])
+
+    def test_a_step_much_faster_than_the_lectures_is_noted_not_penalised(self):
+        bench = {"workloads": [{"graded": True, "unit": "GB/s", "results": [
+            {"name": "interleaved", "median_ms": 0.1}, {"name": "ref:interleaved", "median_ms": 0.3}]}]}
+        row = variants.grade(STEPS, [test_row("Registered/S.T/interleaved")], bench).rows[0]
+        self.assertEqual((row["points"], row["speed_vs_reference"]), (1.0, 3.0))
+        self.assertIn("3.0× as fast as the reference's interleaved", row["note"])
+        parsed = report.read({"labs": [{"lab": "reduction", "status": "PASS", "variants": {
+            "points": 1, "max": 1, "rows": [row]}}]})
+        self.assertIn("note: 3.0× as fast", report.details(parsed))
 
 
 class ReportTest(unittest.TestCase):

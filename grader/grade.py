@@ -219,7 +219,9 @@ def grade(options: Options, labs: list[str], progress: Progress,
                 progress.stage(text)
             try:
                 if result.status is not status.ERROR:
-                    time_lab(options, result, progress.stage)
+                    found = manifests.get(lab)
+                    time_lab(options, result, progress.stage,
+                             [v.name for v in found.required_variants] if found else [])
                     if result.status is not status.MISSING:
                         apply_rules(options, result, run.overlay)
                     apply_deductions(options, result)
@@ -470,9 +472,11 @@ def test_lab(options: Options, lab: str, kit: KitBuild, student: build.StudentBu
     return result
 
 
-def time_lab(options: Options, result: LabResult, stage: Callable[[str], None]) -> None:
+def time_lab(options: Options, result: LabResult, stage: Callable[[str], None],
+             required_variants: list[str] | None = None) -> None:
     """Phase two: the judge times the student's and the reference's workers (a lab whose
-    tests all passed), and scores the performance."""
+    tests all passed), and the lab's `required_variants` beside the reference's, and
+    scores the performance."""
     lab, impl = result.lab, result.implementation
     if impl is None or result.status is not status.PASS:
         return
@@ -489,22 +493,27 @@ def time_lab(options: Options, result: LabResult, stage: Callable[[str], None]) 
               "(run the grader without --no-build), or pass --skip-bench")
         return
     with clocked(result, "bench"):
-        _time_lab(options, result, stage)
+        _time_lab(options, result, stage, required_variants or [])
 
 
-def _time_lab(options: Options, result: LabResult, stage: Callable[[str], None]) -> None:
-    """time_lab's bench runs (again when noisy or throttled) and the performance score."""
+def _time_lab(options: Options, result: LabResult, stage: Callable[[str], None],
+              required_variants: list[str]) -> None:
+    """time_lab's bench runs (again when noisy, throttled or contradicted) and the score."""
     lab, impl, settings = result.lab, result.implementation, options.config.lab(result.lab)
     bench_bin = options.build_dir / "bin" / f"{lab}_judge_bench"
     reference, missing_reference = _reference(options, lab)
-    stage("timing")
-    timed = _bench(options, lab, bench_bin, impl, reference, settings.reference_variant, 1)
-    result.bench_runs = 1
-    while result.bench_runs <= options.config.grader["bench_reruns"] and bench.is_noisy(timed):
+
+    def run() -> bench.BenchRun:
+        """One more bench run (result.bench_runs counts them; each writes its own JSON)."""
         result.bench_runs += 1
+        return _bench(options, lab, bench_bin, impl, reference, settings.reference_variant, result.bench_runs,
+                      required_variants)
+
+    stage("timing")
+    timed = run()
+    while result.bench_runs <= options.config.grader["bench_reruns"] and bench.is_noisy(timed):
         stage("noisy, timing again")
-        again = _bench(options, lab, bench_bin, impl, reference, settings.reference_variant, result.bench_runs)
-        timed = bench.less_noisy(timed, again)
+        timed = bench.less_noisy(timed, run())
     if result.bench_runs > 1:
         result.notes.append(f"the bench's student/reference ratio was noisy: it ran {result.bench_runs} times "
                             "and the least noisy run was scored" + (" (still noisy)" if bench.is_noisy(timed) else ""))
@@ -514,8 +523,7 @@ def _time_lab(options: Options, result: LabResult, stage: Callable[[str], None])
         # time again after a pause, and flag the figures if it happens again.
         stage("GPU throttled, cooling down")
         time.sleep(options.config.grader["cooldown_s"])
-        result.bench_runs += 1
-        again = _bench(options, lab, bench_bin, impl, reference, settings.reference_variant, result.bench_runs)
+        again = run()
         if again.status is None and not _slowdown(again):
             timed = again
             result.notes.append(f"the GPU slowed down during timing ({', '.join(slowed)}): timed again after a "
@@ -528,8 +536,7 @@ def _time_lab(options: Options, result: LabResult, stage: Callable[[str], None])
         # Honest code meets this when something else used the GPU meanwhile; forged
         # stamps meet it every time. A run without contradictions is trustworthy.
         stage("clock stamps contradicted, timing again")
-        result.bench_runs += 1
-        again = _bench(options, lab, bench_bin, impl, reference, settings.reference_variant, result.bench_runs)
+        again = run()
         if again.status is None and not _contradicted(again, settings):
             timed = again
             result.notes.append("the judge's clock contradicted the clock stamps around your call in too many "
@@ -558,12 +565,10 @@ def _time_lab(options: Options, result: LabResult, stage: Callable[[str], None])
 
 
 def _bench(options: Options, lab: str, binary: Path, impl: Path, reference: Path | None, variant: str,
-           attempt: int) -> bench.BenchRun:
+           attempt: int, required: list[str]) -> bench.BenchRun:
     """One bench run, with the GPU's clocks, temperature, power and clock-event reasons
     just before and just after it in its JSON ("telemetry")."""
     name = f"{lab}.bench.json" if attempt == 1 else f"{lab}.bench.{attempt}.json"
-    found = kit_manifests(options.root).get(lab)
-    required = [v.name for v in found.required_variants] if found else []
     before = gpu.telemetry()
     timed = bench.run_bench(binary, seed=options.seed, timeout=options.config.grader["bench_timeout_s"],
                             json_path=options.results_dir / name, reference=reference, variant=variant,

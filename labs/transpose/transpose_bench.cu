@@ -99,24 +99,17 @@ void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const
   h.add_implementations<Fn>(w, "transpose", transpose,
                             [&](Fn* fn) { return [&, fn] { fn(din.data(), dout.data(), rows, cols); }; });
 
-  lab::bench::Candidate copy;
-  copy.name = "2D copy (32x8 threads)";
-  copy.role = lab::bench::Role::Roofline;
-  copy.description = "coalesced 2D copy of the same matrix: what a transpose can reach at best";
-  copy.call = [&] { copy_2d(din.data(), dout.data(), rows, cols); };
-  copy.unchecked = true;
-  h.add_candidate(w, copy);
+  // The copies write no transpose: unchecked (the last field).
+  h.add_candidate(w, {"2D copy (32x8 threads)", lab::bench::Role::Roofline,
+                      [&] { copy_2d(din.data(), dout.data(), rows, cols); },
+                      "coalesced 2D copy of the same matrix: what a transpose can reach at best", {}, true});
 
   h.add_candidate(w, lab::bench::memcpy_roofline(dout.data(), din.data(), bytes,
                                                  "device-to-device copy of the same bytes: the practical DRAM bound"));
   if (all_variants) {
-    lab::bench::Candidate strided;
-    strided.name = "2D copy, non-coalesced";
-    strided.role = lab::bench::Role::Variant;
-    strided.description = "the lecture's non-coalesced copy: a warp walks down a column (not a bound)";
-    strided.call = [&] { copy_2d_strided(din.data(), dout.data(), rows, cols); };
-    strided.unchecked = true;
-    h.add_candidate(w, strided);
+    h.add_candidate(w, {"2D copy, non-coalesced", lab::bench::Role::Variant,
+                        [&] { copy_2d_strided(din.data(), dout.data(), rows, cols); },
+                        "the lecture's non-coalesced copy: a warp walks down a column (not a bound)", {}, true});
   }
   h.run(w);
 }

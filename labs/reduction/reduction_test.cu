@@ -25,7 +25,6 @@
 //    like n·2^-24·Σ|x|), so these tests catch gross errors only; the exact tests do the
 //    fine work.
 #include <algorithm>
-#include <cctype>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -496,22 +495,6 @@ TEST_F(ReductionGpuEdge, SumSpecialValues) {
 // ---- every registered variant ---------------------------------------------------------------
 // The bench times every variant registered with LAB_REGISTER_VARIANT, so each must be right.
 
-std::vector<std::string> variant_names(const char* function) {
-  std::vector<std::string> names;
-  for (const lab::Variant& v : lab::local_variants().of(function)) {
-    if (v.name != "default") names.push_back(v.name);  // "default" is the interface function, tested above
-  }
-  return names;
-}
-
-std::string variant_param_name(const ::testing::TestParamInfo<std::string>& info) {
-  std::string name = info.param;
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  return name.empty() ? "unnamed" : name;
-}
-
 const std::vector<int> kVariantSizes{0, 1, 2, 3, 5, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025,
                                      4095, 4096, 4097, 65537, 262145, (1 << 20) + 1, (1 << 22) + 5};
 
@@ -541,8 +524,8 @@ TEST_P(ReduceSumVariantsGpu, CorrectAtEverySize) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Registered, ReduceSumVariantsGpu, ::testing::ValuesIn(variant_names("reduce_sum")),
-                         variant_param_name);
+INSTANTIATE_TEST_SUITE_P(Registered, ReduceSumVariantsGpu, ::testing::ValuesIn(lab::registered_variants("reduce_sum")),
+                         lab::variant_test_name);
 
 class ReduceMaxVariantsGpu : public lab::GpuTestWithParam<std::string> {};
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ReduceMaxVariantsGpu);
@@ -566,7 +549,7 @@ TEST_P(ReduceMaxVariantsGpu, CorrectAtEverySize) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Registered, ReduceMaxVariantsGpu, ::testing::ValuesIn(variant_names("reduce_max")),
-                         variant_param_name);
+INSTANTIATE_TEST_SUITE_P(Registered, ReduceMaxVariantsGpu, ::testing::ValuesIn(lab::registered_variants("reduce_max")),
+                         lab::variant_test_name);
 
 }  // namespace

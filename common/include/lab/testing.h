@@ -6,6 +6,9 @@
 //   differing index, expected and actual values, and how many elements differ.
 // - lab::bits_of: an array's bit patterns, for checking poison, guards and special
 //   values exactly with EXPECT_ARRAY_EQ.
+// - lab::registered_variants / lab::variant_test_name: one test per registered variant,
+//   named Registered/<Suite>.<Test>/<variant> (the grader finds a lab's required steps
+//   by that name).
 // - The test main (linked in by add_lab) accepts --seed=<N> and prints the seed.
 #pragma once
 
@@ -70,6 +73,17 @@ std::string seed_note(Seed seed);
 
 /// Name for a size parameter in test names, e.g. "n_1025".
 std::string size_name(const ::testing::TestParamInfo<int>& info);
+
+/// The names of the variants registered for `function` (LAB_REGISTER_VARIANT), without
+/// "default" (the interface function, which the lab's other tests check). Use as
+///   INSTANTIATE_TEST_SUITE_P(Registered, SomeVariantsGpu,
+///                            ::testing::ValuesIn(lab::registered_variants("fn")), lab::variant_test_name);
+/// with GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SomeVariantsGpu) for a file that
+/// registers none. The grader reads a required step's verdict from these tests' names.
+std::vector<std::string> registered_variants(const char* function);
+
+/// A variant's name as a test-name suffix: characters other than letters and digits become '_'.
+std::string variant_test_name(const ::testing::TestParamInfo<std::string>& info);
 
 /// The bit patterns of `v` as 32-bit words (a float4 gives four), for EXPECT_ARRAY_EQ.
 // Compared as floats, poison (NaN) never equals itself and -0 equals +0; as words, an

@@ -4,6 +4,7 @@ variant tests of a run, timed beside the reference's steps, shown in every repor
 from __future__ import annotations
 
 import json
+import re
 import unittest
 
 from grader import formats, html_report, manifest, report, variants
@@ -38,6 +39,22 @@ class ParseTest(unittest.TestCase):
         lab = manifest.by_name(KIT)["reduction"]
         self.assertEqual([v.name for v in lab.required_variants], ["interleaved", "contiguous", "first_add",
                                                                    "warp_finish"])
+
+    def test_every_lab_requires_steps_the_solution_has_and_the_skeleton_lacks(self):
+        for lab in manifest.by_name(KIT).values():
+            with self.subTest(lab=lab.name):
+                self.assertTrue(lab.required_variants, "every lab names the lecture's steps")
+                solution = "".join(p.read_text() for p in sorted((KIT / "solutions" / lab.name).glob("*.cu")))
+                skeleton = "".join((KIT / path).read_text() for path in lab.editable if path.endswith(".cu"))
+                for step in lab.required_variants:
+                    registered = re.compile(r'LAB_REGISTER_VARIANT\(\s*\w+\s*,\s*"' + re.escape(step.name) + '"')
+                    self.assertRegex(solution, registered, f"the reference does not register {step.name}")
+                    code = "\n".join(line for line in skeleton.splitlines() if not line.lstrip().startswith("//"))
+                    self.assertIsNone(registered.search(code), f"the skeleton registers {step.name}")
+                tests = (KIT / "labs" / lab.name / f"{lab.name}_test.cu").read_text()
+                # The grader finds a step's verdict by these names (variants.tests_of).
+                self.assertIn("INSTANTIATE_TEST_SUITE_P(Registered,", re.sub(r"\s+", " ", tests).replace("( ", "("))
+                self.assertIn("lab::variant_test_name", tests)
 
 
 class GradeTest(unittest.TestCase):

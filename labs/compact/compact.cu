@@ -146,3 +146,12 @@ int expand(const int* in, const int* counts, int* out, int n) {
   LAB_CHECK_LAUNCH();
   return 0;
 }
+
+// TODO(student): the lecture's steps, each a function with compact's signature,
+//   registered so that the tests check it and the bench times it beside the
+//   reference's version of the same step (handout: "The lecture's steps"):
+//     int compact_three_pass(const int* in, int* out, int n) { ... }
+//     LAB_REGISTER_VARIANT(compact, "three_pass", compact_three_pass,
+//                          "one line on what it does");
+//   Needed: "three_pass" (include "lab/variants.h").
+//   Your compact may call the fastest of them.

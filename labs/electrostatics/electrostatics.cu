@@ -91,3 +91,13 @@ void coulomb_slice_cutoff(const float4* atoms, int natoms, float* grid, int nx, 
   coulomb_cutoff_kernel<<<blocks, threads>>>(atoms, natoms, grid, nx, ny, spacing, z, cutoff);
   LAB_CHECK_LAUNCH();
 }
+
+// TODO(student): the lecture's steps, each a function with coulomb_slice's signature,
+//   registered so that the tests check it and the bench times it beside the
+//   reference's version of the same step (handout: "The lecture's steps"):
+//     void coulomb_slice_v1(const float4* atoms, int natoms, float* grid, int nx, int ny,
+//                          float spacing, float z) { ... }
+//     LAB_REGISTER_VARIANT(coulomb_slice, "v1", coulomb_slice_v1,
+//                          "one line on what it does");
+//   Needed: "v1", "v2" and "v3" (include "lab/variants.h").
+//   Your coulomb_slice may call the fastest of them.

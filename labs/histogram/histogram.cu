@@ -51,3 +51,12 @@ void histogram(const unsigned* in, int n, unsigned* bins, int num_bins) {
   // (a grid-stride loop lets a GPU-sized grid cover any n), __syncthreads(), then add
   // each non-zero shared counter to bins[] with one global atomicAdd.
 }
+
+// TODO(student): the lecture's steps, each a function with histogram's signature,
+//   registered so that the tests check it and the bench times it beside the
+//   reference's version of the same step (handout: "The lecture's steps"):
+//     void histogram_global_atomics(const unsigned* in, int n, unsigned* bins, int num_bins) { ... }
+//     LAB_REGISTER_VARIANT(histogram, "global_atomics", histogram_global_atomics,
+//                          "one line on what it does");
+//   Needed: "global_atomics" and "shared_privatized" (include "lab/variants.h").
+//   Your histogram may call the fastest of them.

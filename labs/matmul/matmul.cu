@@ -68,3 +68,12 @@ void matmul(const float* A, const float* B, float* C, int m, int k, int n) {
   matmul_simple_kernel<<<blocks, threads>>>(A, B, C, m, k, n);
   LAB_CHECK_LAUNCH();
 }
+
+// TODO(student): the lecture's steps, each a function with matmul's signature,
+//   registered so that the tests check it and the bench times it beside the
+//   reference's version of the same step (handout: "The lecture's steps"):
+//     void matmul_simple(const float* A, const float* B, float* C, int m, int k, int n) { ... }
+//     LAB_REGISTER_VARIANT(matmul, "simple", matmul_simple,
+//                          "one line on what it does");
+//   Needed: "simple" and "tiled16" (include "lab/variants.h").
+//   Your matmul may call the fastest of them.

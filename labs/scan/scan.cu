@@ -94,3 +94,12 @@ void segmented_inclusive_scan(const float* in, const int* head_flags, float* out
   (void)out;
   (void)n;
 }
+
+// TODO(student): the lecture's steps, each a function with inclusive_scan's signature,
+//   registered so that the tests check it and the bench times it beside the
+//   reference's version of the same step (handout: "The lecture's steps"):
+//     void inclusive_scan_kogge_stone(const float* in, float* out, int n) { ... }
+//     LAB_REGISTER_VARIANT(inclusive_scan, "kogge_stone", inclusive_scan_kogge_stone,
+//                          "one line on what it does");
+//   Needed: "kogge_stone" and "brent_kung" (include "lab/variants.h").
+//   Your inclusive_scan may call the fastest of them.

@@ -55,3 +55,13 @@ void sobel(const unsigned char* in, unsigned char* out, int width, int height, i
   sobel_kernel<<<blocks, threads>>>(in, out, width, height, threshold);
   LAB_CHECK_LAUNCH();
 }
+
+// TODO(student): the lecture's steps, each a function with sobel's signature,
+//   registered so that the tests check it and the bench times it beside the
+//   reference's version of the same step (handout: "The lecture's steps"):
+//     void sobel_global(const unsigned char* in, unsigned char* out, int width, int height,
+//                  int threshold) { ... }
+//     LAB_REGISTER_VARIANT(sobel, "global", sobel_global,
+//                          "one line on what it does");
+//   Needed: "global" and "shared_tile" (include "lab/variants.h").
+//   Your sobel may call the fastest of them.

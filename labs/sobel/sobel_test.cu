@@ -265,19 +265,28 @@ TEST_F(SobelGpuEdge, EmptyImageDoesNothing) {
   EXPECT_ARRAY_EQ(Image(16, kPoison), out.download());
 }
 
-// Every registered variant of sobel in this program (the reference's progression, or
-// yours if you register some) is right on a few awkward shapes.
-TEST_F(SobelGpuEdge, EveryRegisteredVariant) {
-  for (const lab::Variant& v : lab::local_variants().of("sobel")) {
-    auto* fn = reinterpret_cast<SobelFn*>(v.fn);
-    for (Shape s : {Shape{1, 1}, Shape{3, 3}, Shape{4, 7}, Shape{33, 31}, Shape{516, 66}, Shape{1023, 769},
-                    Shape{2052, 35}, Shape{1025, 3}, Shape{3, 1025}}) {
-      const lab::Seed seed = lab::case_seed("sobel_variant", 100003ull * s.width + s.height);
-      SCOPED_TRACE("variant '" + v.name + "', picture " + shape_label(s) + ", " + lab::seed_note(seed));
-      check_sobel(make_image("picture", s.width, s.height, seed), s.width, s.height, kSobelDefaultThreshold, fn);
-      check_sobel(make_image("noise", s.width, s.height, seed), s.width, s.height, 0, fn, 1, 3);
-    }
+// One test per variant registered with LAB_REGISTER_VARIANT (the lecture's steps, the
+// reference's other versions, or yours), not "default" (the tests above check it). Each is
+// named Registered/<Suite>.<Test>/<variant>: the grader finds a required step's verdict by
+// that name (labs/sobel/lab.json, "required_variants").
+// Every variant is right on a few awkward shapes.
+class SobelVariantsGpu : public lab::GpuTestWithParam<std::string> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SobelVariantsGpu);
+
+TEST_P(SobelVariantsGpu, MatchesCpuOnAwkwardShapes) {
+  const std::string name = GetParam();
+  auto* fn = lab::local_variants().get<SobelFn>("sobel", name);
+  ASSERT_NE(fn, nullptr);
+  for (Shape s : {Shape{1, 1}, Shape{3, 3}, Shape{4, 7}, Shape{33, 31}, Shape{516, 66}, Shape{1023, 769},
+                  Shape{2052, 35}, Shape{1025, 3}, Shape{3, 1025}}) {
+    const lab::Seed seed = lab::case_seed("sobel_variant", 100003ull * s.width + s.height);
+    SCOPED_TRACE("variant '" + name + "', picture " + shape_label(s) + ", " + lab::seed_note(seed));
+    check_sobel(make_image("picture", s.width, s.height, seed), s.width, s.height, kSobelDefaultThreshold, fn);
+    check_sobel(make_image("noise", s.width, s.height, seed), s.width, s.height, 0, fn, 1, 3);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Registered, SobelVariantsGpu, ::testing::ValuesIn(lab::registered_variants("sobel")),
+                         lab::variant_test_name);
 
 }  // namespace

@@ -111,3 +111,12 @@ void radix_sort(unsigned* keys, unsigned* values, int n) {
 void sort_keys(unsigned* keys, int n) { radix_sort(keys, nullptr, n); }
 
 void sort_pairs(unsigned* keys, unsigned* values, int n) { radix_sort(keys, values, n); }
+
+// TODO(student): the lecture's steps, each a function with sort_keys's signature,
+//   registered so that the tests check it and the bench times it beside the
+//   reference's version of the same step (handout: "The lecture's steps"):
+//     void sort_keys_bitonic(unsigned* keys, int n) { ... }
+//     LAB_REGISTER_VARIANT(sort_keys, "bitonic", sort_keys_bitonic,
+//                          "one line on what it does");
+//   Needed: "bitonic" and "radix_4bit" (include "lab/variants.h").
+//   Your sort_keys may call the fastest of them.

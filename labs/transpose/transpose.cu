@@ -72,3 +72,12 @@ void transpose(const float* in, float* out, int rows, int cols) {
   // Faster, once this works: blocks of 32 x 8 threads, each thread moving 4 elements of
   // the 32 x 32 tile (rows threadIdx.y, threadIdx.y + 8, ...). See the handout.
 }
+
+// TODO(student): the lecture's steps, each a function with transpose's signature,
+//   registered so that the tests check it and the bench times it beside the
+//   reference's version of the same step (handout: "The lecture's steps"):
+//     void transpose_per_element(const float* in, float* out, int rows, int cols) { ... }
+//     LAB_REGISTER_VARIANT(transpose, "per_element", transpose_per_element,
+//                          "one line on what it does");
+//   Needed: "per_element", "tiled" and "tiled_padded" (include "lab/variants.h").
+//   Your transpose may call the fastest of them.

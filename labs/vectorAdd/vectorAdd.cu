@@ -31,3 +31,12 @@ void vector_add(const float* a, const float* b, float* c, int n) {
   vector_add_kernel<<<blocks, threads_per_block>>>(a, b, c, n);
   LAB_CHECK_LAUNCH();
 }
+
+// TODO(student): the lecture's steps, each a function with vector_add's signature,
+//   registered so that the tests check it and the bench times it beside the
+//   reference's version of the same step (handout: "The lecture's steps"):
+//     void vector_add_one_per_thread(const float* a, const float* b, float* c, int n) { ... }
+//     LAB_REGISTER_VARIANT(vector_add, "one_per_thread", vector_add_one_per_thread,
+//                          "one line on what it does");
+//   Needed: "one_per_thread" and "grid_stride" (include "lab/variants.h").
+//   Your vector_add may call the fastest of them.

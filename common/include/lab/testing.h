@@ -24,6 +24,7 @@
 #include "lab/cuda_check.h"
 #include "lab/data.h"
 #include "lab/device.h"
+#include "lab/variants.h"
 
 namespace lab {
 

@@ -16,7 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
-from grader import __version__, build, config, gpu, grade, html_report, manifest, overlay, report, seed
+from grader import __version__, build, config, gpu, grade, html_report, manifest, overlay, proc, report, seed
 from grader.config import ConfigError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -127,6 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prebuilt", action="store_true",
                         help="grade what --build-only compiled into --student-dir: build nothing (the kit's part "
                              "must be built already)")
+    parser.add_argument("--profile", action="store_true",
+                        help="after grading, run Nsight Compute on the graded call of each lab whose tests all "
+                             "passed, yours and the reference's (as `python3 -m grader profile`), and put the "
+                             "tables in the report; feedback only, never scored. Your own code only: it runs "
+                             "in your bench, outside the judge's sandbox, so not with --submission")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress lines; print only the score table and the failures")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -167,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with _sigterm_as_interrupt():
         run = grade.grade(options, labs, report.Progress(sys.stdout, quiet=args.quiet), checkpoint)
+        if args.profile and not run.interrupted:
+            _profile_labs(run, options, quiet=args.quiet)
     if options.build_only:
         return _built_summary(options, labs, run)
     print()
@@ -184,6 +191,43 @@ def main(argv: list[str] | None = None) -> int:
     if run.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_FAILED if run.failed else EXIT_OK
+
+
+PROFILE_BUILD_TIMEOUT_S = 600
+
+
+def _profile_labs(run: grade.GradingRun, options: grade.Options, quiet: bool = False) -> None:
+    """--profile: Nsight Compute's table of each lab's graded call, into the lab's report
+    (profile.profile_lab); a lab that cannot be profiled gets the reason instead."""
+    from grader import profile  # ncu's parsing is only needed here
+
+    def say(line: str) -> None:
+        if not quiet:
+            print(line, flush=True)
+
+    ncu = profile.find_ncu()
+    labs = manifest.by_name(options.root)
+    for lab in run.labs:
+        if ncu is None:
+            lab.profile = {"error": "ncu (Nsight Compute) was not found on PATH, in /usr/local/cuda/bin or "
+                                    "/opt/nvidia/nsight-compute: install it with the CUDA toolkit"}
+            continue
+        if not lab.correctness.full or lab.lab not in labs:
+            lab.profile = {"error": "not profiled: not every test passed (a profile of wrong code says little)"}
+            continue
+        bench = profile.bench_program(options.build_dir, lab.lab, options.impl)
+        say(f"{lab.lab}: building {bench.name} for the profile...")
+        built = build.build_targets(options.build_dir, [bench.name], PROFILE_BUILD_TIMEOUT_S, options.root)
+        if not built.ok:
+            lab.profile = {"error": f"{bench.name} did not build: {built.message.splitlines()[0]}"}
+            continue
+        try:
+            text, figures = profile.profile_lab(labs[lab.lab], bench, ncu=ncu, seed=options.seed,
+                                                say=lambda line, name=lab.lab: say(f"{name}: {line}"))
+        except (profile.ProfileError, proc.LaunchError) as exc:
+            lab.profile = {"error": str(exc)}
+            continue
+        lab.profile = {"text": text, "kernels": figures}
 
 
 def write_html(run: grade.GradingRun, json_path: Path) -> Path | None:
@@ -252,6 +296,11 @@ def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
     if not root.is_dir():
         raise UsageError(f"--root {root} is not a directory: pass the kit's top directory")
     submission = None
+    if args.profile and (args.submission is not None or args.student_dir is not None or args.skip_bench):
+        # The profile runs the lab's own bench, the code linked in and no sandbox around it.
+        raise UsageError("--profile profiles your own code in your build: it cannot be combined with "
+                         "--submission or --student-dir (another's code would run outside the judge's sandbox) "
+                         "or with --skip-bench")
     if args.submission is not None:
         if args.impl == grade.SOLUTION:
             raise UsageError("--submission grades a student's code: it cannot be combined with --impl solution")

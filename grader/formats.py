@@ -118,6 +118,13 @@ def markdown(data: Any) -> str:
     if bench:
         out.append("\n### Timing\n")
         out.append(bench)
+    profiles = [lab for lab in report.labs if lab.profile_text or lab.profile_error]
+    if profiles:
+        out.append("\n### Profiles (Nsight Compute, feedback only)\n")
+        for lab in profiles:
+            out.append(f"#### {lab.name}\n")
+            out.append(_fence(lab.profile_text.rstrip()) if lab.profile_text else f"No profile: {lab.profile_error}")
+            out.append("")
     return "\n".join(out).rstrip() + "\n"
 
 

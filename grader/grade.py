@@ -108,6 +108,9 @@ class LabResult:
     answers: answers.AnswersResult = field(default_factory=answers.AnswersResult)
     variants: variants.VariantsResult = field(default_factory=variants.VariantsResult)  # the lecture's steps
     seconds: dict[str, float] = field(default_factory=dict)  # stage -> wall time (checks, tests, sanitizer, bench)
+    # --profile: Nsight Compute's figures of the graded call ({"text", "kernels"}), or why
+    # none were taken ({"error"}); feedback only, never part of the score.
+    profile: dict[str, Any] | None = None
 
     @property
     def total(self) -> float:

@@ -211,6 +211,11 @@ def _lab_section(lab: Lab) -> str:
     if lab.notes:
         out.append("<h3>Notes</h3>\n" + _list(lab.notes, "notes"))
     out.append(_timing(lab))
+    if lab.profile_text:
+        out.append("<details><summary>Nsight Compute profile of the graded call (feedback only)</summary>"
+                   f"<pre>{_esc(lab.profile_text)}</pre></details>")
+    elif lab.profile_error:
+        out.append(f'<p class="note">No profile: {_esc(lab.profile_error)}</p>')
     return "\n".join(out) + "\n</section>"
 
 

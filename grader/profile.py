@@ -267,6 +267,29 @@ def render(lab: manifest.Lab, results: dict[str, list[Kernel]], hints: dict[str,
     return "\n".join(out) + "\n"
 
 
+def bench_program(build_dir: Path, lab: str, impl: str) -> Path:
+    """The bench a profile runs: the student's own (their code linked in) or the solution's."""
+    return build_dir / "bin" / (f"{lab}_bench" if impl == "student" else f"{lab}_solution_bench")
+
+
+def profile_lab(lab: manifest.Lab, bench: Path, *, ncu: str, size: int | None = None, seed: int = 1,
+                timeout: float = TIMEOUT_S, say=None) -> tuple[str, dict[str, Any]]:
+    """Profiles the student's and the reference's graded call: the rendered table and its
+    figures as JSON. ProfileError (or proc.LaunchError) says why it could not be taken."""
+    hints = dict(lab.profile_hints)
+    results: dict[str, list[Kernel]] = {}
+    dropped: list[str] = []
+    for who in ("student", "reference"):
+        if say is not None:
+            say(f"profiling the {who}'s call with {Path(ncu).name} (each kernel is replayed: this takes a while)...")
+        results[who], missing = profile(ncu, bench, who, size=size, seed=seed,
+                                        memory=bool({"bank_conflicts", "coalescing"} & set(hints)), timeout=timeout)
+        dropped = dropped or missing
+    figures = {who: [{"name": k.name, "launches": k.launches, "metrics": k.metrics, "limiter": k.limiter()}
+                     for k in found] for who, found in results.items()}
+    return render(lab, results, hints, dropped), figures
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = commandline.CommandParser(
         command="profile", prog="python3 -m grader profile",
@@ -302,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     lab = labs[name]
     build_dir = (args.build_dir or root / "build" / "dev").resolve()
-    bench = build_dir / "bin" / (f"{name}_bench" if args.impl == "student" else f"{name}_solution_bench")
+    bench = bench_program(build_dir, name, args.impl)
     if not proc.is_executable(bench):
         print(f"grader profile: error: {bench} not found: build it first (cmake --build --preset dev --target "
               f"{bench.name})", file=sys.stderr)
@@ -316,27 +339,18 @@ def main(argv: list[str] | None = None) -> int:
         print("grader profile: error: ncu (Nsight Compute) not found on PATH, in /usr/local/cuda/bin or "
               "/opt/nvidia/nsight-compute: install it with the CUDA toolkit, or pass --ncu PATH", file=sys.stderr)
         return EXIT_UNAVAILABLE
-    hints = dict(lab.profile_hints)
-    results: dict[str, list[Kernel]] = {}
-    dropped: list[str] = []
     try:
-        for who in ("student", "reference"):
-            print(f"profiling the {who}'s call with {Path(ncu).name} (each kernel is replayed: this takes a while)...",
-                  file=sys.stderr, flush=True)
-            results[who], missing = profile(ncu, bench, who, size=args.size, seed=args.seed,
-                                            memory=bool({"bank_conflicts", "coalescing"} & set(hints)))
-            dropped = dropped or missing
+        text, figures = profile_lab(lab, bench, ncu=ncu, size=args.size, seed=args.seed,
+                                    say=lambda line: print(line, file=sys.stderr, flush=True))
     except ProfileError as exc:
         print(f"grader profile: error: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE if "ERR_NVGPUCTRPERM" in str(exc) else EXIT_NOTHING
     except proc.LaunchError as exc:
         print(f"grader profile: error: cannot run ncu: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE
-    print(render(lab, results, hints, dropped))
+    print(text)
     if args.json:
-        args.json.write_text(json.dumps({who: [{"name": k.name, "launches": k.launches, "metrics": k.metrics,
-                                                "limiter": k.limiter()} for k in found]
-                                         for who, found in results.items()}, indent=2) + "\n")
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
     return EXIT_OK
 
 

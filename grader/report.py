@@ -140,6 +140,7 @@ def _lab_json(lab: LabResult) -> dict[str, Any]:
         "notes": lab.notes,
         "bench_runs": lab.bench_runs,
         "seconds": lab.seconds,
+        "profile": lab.profile,
         "total": lab.total,
         "max": lab.max,
         "bench": lab.bench,
@@ -272,6 +273,8 @@ class Lab:
     variants: float = 0.0  # points of the required variants (the lecture's steps)
     variants_max: float = 0.0
     steps: list[Step] = field(default_factory=list)
+    profile_text: str = ""  # --profile: Nsight Compute's table of the graded call
+    profile_error: str = ""  # --profile: why no profile was taken
 
     @property
     def student_file(self) -> str:
@@ -418,6 +421,8 @@ def _read_lab(raw: dict[str, Any], notes: list[str]) -> Lab:
     lab.notes = [_str(note) for note in _list(raw.get("notes")) if note]
     _read_answers(lab, _dict(raw.get("answers")))
     _read_variants(lab, _dict(raw.get("variants")))
+    profile = _dict(raw.get("profile"))
+    lab.profile_text, lab.profile_error = _str(profile.get("text")), _str(profile.get("error"))
     lab.total = _num(raw.get("total"), round(lab.correctness + lab.performance + lab.answers + lab.variants
                                              - lab.deduction, 2))
     lab.max = _num(raw.get("max"), lab.correctness_max + lab.performance_max + lab.answers_max + lab.variants_max)

@@ -13,7 +13,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import gpu, profile
+from grader import build, cli, config, formats, gpu, grade, html_report, profile, report, score, status
 from grader.tests.helpers import make_kit, write_script
 
 DETAILS = '''==PROF== Connected to process 4242
@@ -98,7 +98,9 @@ class Parsing(unittest.TestCase):
         self.assertIsNone(profile.Kernel("k", 1, {"global_ld_sectors": 4.0}).sectors_per_request())
 
 
-class Command(unittest.TestCase):
+class FakeNcu(unittest.TestCase):
+    """A kit with vectorAdd, its bench, and a fake ncu answering from FAKE_NCU_MODE."""
+
     def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
@@ -129,6 +131,8 @@ class Command(unittest.TestCase):
     def calls(self) -> list[list[str]]:
         return [json.loads(line) for line in (self.tmp / "ncu.log").read_text().splitlines()]
 
+
+class Command(FakeNcu):
     def test_student_and_reference(self):
         code, out, err = self.run_profile("--size", "1048576", "--json", str(self.tmp / "p.json"))
         self.assertEqual(code, 0, err)
@@ -201,3 +205,62 @@ class Command(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GraderFlag(FakeNcu):
+    """`python3 -m grader --profile`: each lab whose tests all passed gets the table in its
+    report (JSON, Markdown, HTML); the others, and a machine without ncu, get the reason."""
+
+    def run_of(self, *labs: tuple[str, bool]) -> grade.GradingRun:
+        cfg = config.load(None)
+        results = [grade.LabResult(name, status.PASS if full else status.PARTIAL,
+                                   score.Correctness(70.0 if full else 0.0, 70.0, full),
+                                   score.Performance(0.0, 30.0)) for name, full in labs]
+        options = grade.Options(root=self.root, build_dir=self.tmp / "build", impl="student", seed=3, config=cfg)
+        return grade.GradingRun(options, started="s", labs=results)
+
+    def profile_run(self, run: grade.GradingRun, ncu: Path | None) -> None:
+        built = build.BuildResult(ok=True, command=["cmake"])
+        with mock.patch("grader.profile.find_ncu", return_value=None if ncu is None else str(ncu)), \
+                mock.patch("grader.cli.build.build_targets", return_value=built) as targets, \
+                contextlib.redirect_stdout(io.StringIO()):
+            cli._profile_labs(run, run.options)
+        self.targets = targets
+
+    def test_a_passing_lab_is_profiled_into_every_report(self):
+        run = self.run_of(("vectorAdd", True))
+        self.profile_run(run, self.ncu)
+        self.assertEqual(self.targets.call_args.args[1], ["vectorAdd_bench"])  # the student's own bench
+        profiled = run.labs[0].profile
+        self.assertIn("== student", profiled["text"])
+        self.assertIn("== reference", profiled["text"])
+        self.assertEqual(profiled["kernels"]["student"][0]["metrics"]["dram_pct"], 88.5)
+        self.assertIn("--seed=3", self.calls()[0])  # the grading run's seed
+        data = report.to_json(run)
+        markdown = formats.markdown(data)
+        self.assertIn("### Profiles (Nsight Compute, feedback only)", markdown)
+        self.assertIn("DRAM throughput       88.5 % of peak", markdown)
+        self.assertIn("<summary>Nsight Compute profile of the graded call", html_report.html(data))
+        self.assertEqual(run.labs[0].total, 70.0)  # feedback, not points
+
+    def test_a_failing_lab_and_a_missing_ncu_say_why(self):
+        run = self.run_of(("vectorAdd", False))
+        self.profile_run(run, self.ncu)
+        self.assertIn("not every test passed", run.labs[0].profile["error"])
+        self.assertFalse((self.tmp / "ncu.log").exists(), "ncu must not run for a failing lab")
+        run = self.run_of(("vectorAdd", True))
+        self.profile_run(run, None)
+        self.assertIn("ncu (Nsight Compute) was not found", run.labs[0].profile["error"])
+        self.assertIn("No profile: ncu (Nsight Compute) was not found", formats.markdown(report.to_json(run)))
+
+    def test_counters_not_permitted_is_a_note_not_a_crash(self):
+        os.environ["FAKE_NCU_MODE"] = "denied"
+        run = self.run_of(("vectorAdd", True))
+        self.profile_run(run, self.ncu)
+        self.assertIn("ERR_NVGPUCTRPERM", run.labs[0].profile["error"])
+
+    def test_not_with_another_students_code(self):
+        for extra in (["--submission", str(self.tmp)], ["--student-dir", str(self.tmp)], ["--skip-bench"]):
+            with self.subTest(extra=extra), contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(cli.main(["--profile", "--allow-no-gpu", "--root", str(self.root), *extra]), 2)
+                self.assertIn("--profile profiles your own code", err.getvalue())

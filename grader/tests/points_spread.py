@@ -7,7 +7,8 @@ a share of the lab's performance points. Needs a GPU and a build of the kit:
 
     python3 -m grader.tests.points_spread --build-dir build/dev --runs 5 [lab ...]
 
-Exit status 0, or 1 when a spread exceeds --max-spread (default 1% of a lab's points).
+Exit status 0, or 1 when a spread exceeds --max-spread (default 1% of a lab's points) or
+a lab's bench is not built.
 """
 
 from __future__ import annotations
@@ -60,14 +61,21 @@ def main(argv: list[str] | None = None) -> int:
     cfg = config.load(None)
     labs = args.labs or manifest.names(KIT)
     worst = (0.0, "")
+    missing = False
     with tempfile.TemporaryDirectory() as tmp:
         for lab in labs:
             settings = cfg.lab(lab)
             library = args.build_dir / "lib" / f"lib{lab}_solution.so"
+            bench = args.build_dir / "bin" / f"{lab}_judge_bench"
+            if not proc.is_executable(bench) or not library.is_file():
+                print(f"{lab}: {bench.name} or {library.name} is not built in {args.build_dir}: build the kit with its "
+                      f"solutions first (cmake --build --preset dev)")
+                missing = True
+                continue
             runs = []
             for run in range(args.runs):
                 path = Path(tmp) / f"{lab}.{run}.json"
-                done = proc.run([str(args.build_dir / "bin" / f"{lab}_judge_bench"), f"--impl={library}",
+                done = proc.run([str(bench), f"--impl={library}",
                                  f"--reference={library}", f"--reference-variant={settings.reference_variant}",
                                  f"--max-time={args.max_time}", "--no-cpu", f"--seed={run + 1}", "--json", str(path)],
                                 timeout=args.timeout)
@@ -84,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name:28} mean {mean:6.2f}  spread {spread:5.2f}  ({100 * share:.2f}% of the points)")
                 worst = max(worst, (share, f"{lab}/{name}"))
     print(f"\nlargest spread: {100 * worst[0]:.2f}% of a lab's performance points ({worst[1] or 'none'})")
-    return 1 if worst[0] > args.max_spread else 0
+    return 1 if worst[0] > args.max_spread or missing else 0
 
 
 if __name__ == "__main__":

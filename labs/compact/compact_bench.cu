@@ -170,6 +170,7 @@ int main(int argc, char** argv) {
   lab::bench::Harness h("compact", argc, argv);
   const int n = static_cast<int>(std::clamp<long long>(h.size_or(1 << 26), 1, INT_MAX));
   run_compact(h, n, 50, /*graded=*/true);
+  if (!h.times_everything()) return h.finish();  // --graded-only: the rest is in no grade
   run_compact(h, n, 1, false);
   run_compact(h, n, 99, false);
   const int n_expand = std::max(1, n / 4);  // about 2.5 outputs per input: the output is ~ n ints

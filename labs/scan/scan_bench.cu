@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
   h.add_candidate(inc, lab::bench::memcpy_roofline(dout.data(), din.data(), bytes,
                                                    "device-to-device copy of n floats: the practical DRAM bound"));
   h.run(inc);
+  if (!h.times_everything()) return h.finish();  // --graded-only: the rest is in no grade
 
   // 2. exclusive_scan.
   lab::bench::Workload exc;

@@ -170,4 +170,20 @@ TEST(CudaCheck, MessageNamesCallErrorAndHint) {
   EXPECT_NO_THROW(checkCudaErrors(cudaSuccess));
 }
 
+// One test per registered variant: "default" and the versions wrong on purpose are left
+// out, the rest keep their order; test names keep letters and digits only.
+void probe_add(const float*, float*, int) {}
+TEST(RegisteredVariants, LeaveOutDefaultAndWrongOnPurpose) {
+  auto& registry = lab::local_variants();
+  const auto fn = reinterpret_cast<lab::AnyFunction>(&probe_add);
+  registry.add({"probe_add", "default", fn, "the interface function"});
+  registry.add({"probe_add", "tiled", fn, "a tile in shared memory"});
+  registry.add({"probe_add", "my_racy", fn, std::string(lab::kWrongOnPurpose) + ": bins[b]++"});
+  registry.add({"probe_add", "warp.finish", fn, "says WRONG ON PURPOSE later, not first"});
+  EXPECT_EQ(lab::registered_variants("probe_add"), (std::vector<std::string>{"tiled", "warp.finish"}));
+  EXPECT_TRUE(lab::registered_variants("no_such_function").empty());
+  EXPECT_EQ(lab::variant_test_name(::testing::TestParamInfo<std::string>("warp.finish", 0)), "warp_finish");
+  EXPECT_EQ(lab::variant_test_name(::testing::TestParamInfo<std::string>("", 0)), "unnamed");
+}
+
 }  // namespace

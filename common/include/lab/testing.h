@@ -75,8 +75,14 @@ std::string seed_note(Seed seed);
 /// Name for a size parameter in test names, e.g. "n_1025".
 std::string size_name(const ::testing::TestParamInfo<int>& info);
 
+/// Marks a variant that is wrong on purpose (a race to measure, a version that ignores an
+/// argument to time it): its description starts with these words, and the tests leave it
+/// out. It earns nothing (a required step so marked counts as not registered).
+inline constexpr const char* kWrongOnPurpose = "WRONG ON PURPOSE";
+
 /// The names of the variants registered for `function` (LAB_REGISTER_VARIANT), without
-/// "default" (the interface function, which the lab's other tests check). Use as
+/// "default" (the interface function, which the lab's other tests check) and without the
+/// ones whose description starts with kWrongOnPurpose. Use as
 ///   INSTANTIATE_TEST_SUITE_P(Registered, SomeVariantsGpu,
 ///                            ::testing::ValuesIn(lab::registered_variants("fn")), lab::variant_test_name);
 /// with GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SomeVariantsGpu) for a file that

@@ -56,6 +56,15 @@ class ParseTest(unittest.TestCase):
                 self.assertIn("INSTANTIATE_TEST_SUITE_P(Registered,", re.sub(r"\s+", " ", tests).replace("( ", "("))
                 self.assertIn("lab::variant_test_name", tests)
 
+    def test_the_labs_table_lists_each_labs_steps(self):
+        text = (KIT / "labs" / "README.md").read_text(encoding="utf-8")
+        rows = {cells[2].strip().split("]")[0].lstrip("["): cells[4].strip()
+                for cells in (line.split("|") for line in text.splitlines())
+                if len(cells) > 5 and cells[1].strip().isdigit()}
+        for lab in manifest.by_name(KIT).values():
+            with self.subTest(lab=lab.name):
+                self.assertEqual(rows.get(lab.name), ", ".join(f"`{v.name}`" for v in lab.required_variants))
+
 
 class GradeTest(unittest.TestCase):
     def test_registered_and_passing_earns_its_points(self):

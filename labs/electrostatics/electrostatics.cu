@@ -96,7 +96,7 @@ void coulomb_slice_cutoff(const float4* atoms, int natoms, float* grid, int nx, 
 //   registered so that the tests check it and the bench times it beside the
 //   reference's version of the same step (handout: "The lecture's steps"):
 //     void coulomb_slice_v1(const float4* atoms, int natoms, float* grid, int nx, int ny,
-//                          float spacing, float z) { ... }
+//                           float spacing, float z) { ... }
 //     LAB_REGISTER_VARIANT(coulomb_slice, "v1", coulomb_slice_v1,
 //                          "one line on what it does");
 //   Needed: "v1", "v2" and "v3" (include "lab/variants.h").

@@ -60,7 +60,7 @@ void sobel(const unsigned char* in, unsigned char* out, int width, int height, i
 //   registered so that the tests check it and the bench times it beside the
 //   reference's version of the same step (handout: "The lecture's steps"):
 //     void sobel_global(const unsigned char* in, unsigned char* out, int width, int height,
-//                  int threshold) { ... }
+//                       int threshold) { ... }
 //     LAB_REGISTER_VARIANT(sobel, "global", sobel_global,
 //                          "one line on what it does");
 //   Needed: "global" and "shared_tile" (include "lab/variants.h").

@@ -228,6 +228,18 @@ class KitQuestions(unittest.TestCase):
                 for q in lab.questions:
                     self.assertTrue(f"`{q.id}`" in text, f"the handout does not name the graded question {q.id}")
 
+    def test_handouts_follow_one_outline(self):
+        # Objectives and deliverables first, then the task and its steps, grading,
+        # questions, and the hints last (issue: handouts in the form courses use).
+        outline = ["## Objectives and deliverables", "## Your task", "### The lecture's steps", "## Grading",
+                   "## Questions", "## Hints and common mistakes"]
+        for lab in manifest.by_name(KIT).values():
+            with self.subTest(lab=lab.name):
+                headings = (KIT / "handouts" / f"{lab.name}.md").read_text(encoding="utf-8").splitlines()
+                positions = [headings.index(h) if h in headings else -1 for h in outline]
+                self.assertNotIn(-1, positions, f"missing: {[h for h, p in zip(outline, positions) if p < 0]}")
+                self.assertEqual(positions, sorted(positions), "the handout's sections are out of order")
+
     def test_instructors_rubric_table_matches_the_manifests(self):
         text = (KIT / "handouts" / "instructors.md").read_text(encoding="utf-8")
         settings = config.load(None)

@@ -6,6 +6,11 @@ file with LAB_REGISTER_VARIANT(<function>, "<name>", ...). The kit's tests check
 registered variant: their cases are named `Registered/<Suite>.<Test>/<name>`. A required
 variant earns its points when it is registered (it has such tests) and all of them pass.
 
+An entry with "kind": "fix" is a find-the-bug exercise instead: an interface function of
+the same name whose code the skeleton gives with the lecture's bug in it. Its tests carry
+the same kind of name (`Registered/<Suite>.<Test>/<name>`), so it is graded the same way,
+but it is not a variant of the graded function and the bench does not time it.
+
 The bench times the required variants beside the reference's variants of the same name
 (`ref:<name>`), so the report can show the student's own progression table: time,
 throughput, % of peak and speed against the lecture's version of the same step.
@@ -18,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PASSED, FAILED, MISSING, NOT_TESTED = "passed", "failed", "not registered", "not tested"
+STEP, FIX = "step", "fix"  # a lecture step the student writes; a given bug the student fixes
+SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 # A step this much faster than the reference's version of it is noted in the report.
 MUCH_FASTER = 1.5
 
@@ -29,6 +36,10 @@ class RequiredVariant:
     name: str
     title: str
     points: float
+    kind: str = STEP
+    # Fix exercises only: compute-sanitizer tools that must also find nothing in its tests
+    # (a race the hardware hides from the tests, as in scan's Hillis-Steele exercise).
+    sanitizer: tuple[str, ...] = ()
 
 
 @dataclass
@@ -62,8 +73,16 @@ def parse(raw: Any, where: str) -> tuple[RequiredVariant, ...]:
         title = item.get("title", name)
         if not isinstance(title, str):
             raise ValueError(f'{where}: required variant {name!r}: "title" must be a string')
+        kind = item.get("kind", STEP)
+        if kind not in (STEP, FIX):
+            raise ValueError(f'{where}: required variant {name!r}: "kind" must be "{STEP}" or "{FIX}"')
+        tools = item.get("sanitizer", [])
+        if (not isinstance(tools, list) or any(t not in SANITIZER_TOOLS for t in tools)
+                or (tools and kind != FIX)):
+            raise ValueError(f'{where}: required variant {name!r}: "sanitizer" must be a list of '
+                             f'{", ".join(SANITIZER_TOOLS)}, for a "{FIX}" entry only')
         seen.add(name)
-        out.append(RequiredVariant(name, title or name, float(points)))
+        out.append(RequiredVariant(name, title or name, float(points), kind, tuple(tools)))
     return tuple(out)
 
 
@@ -78,24 +97,48 @@ def tests_of(name: str, tests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [t for t in tests if t.get("name", "").startswith("Registered/") and t["name"].endswith(suffix)]
 
 
+def test_filter(variant: RequiredVariant) -> str:
+    """The --gtest_filter that selects a required variant's tests."""
+    return f"Registered/*/{test_param(variant.name)}"
+
+
 def grade(required: tuple[RequiredVariant, ...], tests: list[dict[str, Any]] | None,
-          bench: dict[str, Any] | None = None) -> VariantsResult:
+          bench: dict[str, Any] | None = None, checked: dict[str, Any] | None = None) -> VariantsResult:
     """Points per required variant from the test rows of this run (None: the tests did not
-    run), and its figures from the graded workload of the bench (when it ran)."""
+    run), and its figures from the graded workload of the bench (when it ran). `checked`
+    holds, per fix exercise with "sanitizer" tools, the sanitizer's run over its tests
+    (sanitize.SanitizerResult, or None when none could run): a finding fails the exercise."""
     result = VariantsResult(max=sum(v.points for v in required))
-    timed = progression(bench, [v.name for v in required])
+    timed = progression(bench, [v.name for v in required if v.kind == STEP])
     for variant in required:
-        row: dict[str, Any] = {"name": variant.name, "title": variant.title, "max": variant.points, "points": 0.0}
+        row: dict[str, Any] = {"name": variant.name, "title": variant.title, "max": variant.points, "points": 0.0,
+                               "kind": variant.kind}
         if tests is None:
             row.update(status=NOT_TESTED, why="the tests did not run")
         else:
             mine = tests_of(variant.name, tests)
             failed = [t for t in mine if t.get("status") == "failed"]
-            if not mine:
+            if not mine and variant.kind == FIX:
+                row.update(status=MISSING, why=f"no test checked it: keep the function {variant.name} in your file "
+                           "(fix its bug; do not remove it)")
+            elif not mine:
                 row.update(status=MISSING, why=f'no test checked it: register it with LAB_REGISTER_VARIANT(<function>, '
                            f'"{variant.name}", ...) in your file')
             elif failed:
                 row.update(status=FAILED, why=f"{len(failed)} of {len(mine)} tests failed: {failed[0]['name']}")
+            elif variant.sanitizer:
+                found = (checked or {}).get(variant.name)
+                findings = found.findings if found is not None else []
+                if findings:
+                    row.update(status=FAILED, why=f"its {len(mine)} tests passed, but {findings[0].message}: the bug "
+                               "is still there, the hardware only hid it from the tests")
+                elif found is None or not found.ran:
+                    row.update(status=PASSED, points=variant.points,
+                               why=f"{len(mine)} tests passed; not checked with {', '.join(variant.sanitizer)} "
+                               "(compute-sanitizer did not run)")
+                else:
+                    row.update(status=PASSED, points=variant.points,
+                               why=f"{len(mine)} tests passed and {', '.join(variant.sanitizer)} found nothing")
             else:
                 row.update(status=PASSED, why=f"{len(mine)} tests passed", points=variant.points)
             row["tests"] = len(mine)

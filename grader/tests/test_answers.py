@@ -10,7 +10,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from grader import answers, config, manifest
+from grader import answers, config, manifest, variants
 from grader.answers import Question
 
 KIT = Path(__file__).resolve().parents[2]
@@ -217,8 +217,10 @@ class KitQuestions(unittest.TestCase):
                 self.assertEqual(rows.get("performance"), f"{lab_settings.performance_points:g}")
                 self.assertEqual(rows.get("graded questions"), f"{checked:g}")
                 self.assertEqual(rows.get("written answers"), f"{by_hand:g}")
-                steps = sum(v.points for v in lab.required_variants)
-                self.assertEqual(rows.get("lecture steps"), f"{steps:g}" if lab.required_variants else None)
+                steps = [v for v in lab.required_variants if v.kind == variants.STEP]
+                fixes = [v for v in lab.required_variants if v.kind == variants.FIX]
+                self.assertEqual(rows.get("lecture steps"), f"{sum(v.points for v in steps):g}" if steps else None)
+                self.assertEqual(rows.get("find the bug"), f"{sum(v.points for v in fixes):g}" if fixes else None)
                 for variant in lab.required_variants:
                     self.assertIn(f"`{variant.name}`", text, f"the handout does not name the step {variant.name}")
                 performance = next(line for line in text.splitlines() if line.startswith("| performance |"))

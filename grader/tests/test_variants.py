@@ -7,7 +7,7 @@ import json
 import re
 import unittest
 
-from grader import formats, html_report, manifest, report, variants
+from grader import config, formats, html_report, manifest, report, sanitize, variants
 from grader.tests.helpers import KIT
 
 FIXTURES = KIT / "grader" / "tests" / "fixtures"
@@ -37,8 +37,42 @@ class ParseTest(unittest.TestCase):
 
     def test_the_kits_reduction_requires_the_lectures_four_steps(self):
         lab = manifest.by_name(KIT)["reduction"]
-        self.assertEqual([v.name for v in lab.required_variants], ["interleaved", "contiguous", "first_add",
-                                                                   "warp_finish"])
+        self.assertEqual([v.name for v in lab.required_variants if v.kind == variants.STEP],
+                         ["interleaved", "contiguous", "first_add", "warp_finish"])
+
+    def test_kind_is_step_or_fix(self):
+        parsed = variants.parse([{"name": "a"}, {"name": "fix_a", "kind": "fix"}], "lab.json")
+        self.assertEqual([v.kind for v in parsed], [variants.STEP, variants.FIX])
+        with self.assertRaisesRegex(ValueError, '"kind"'):
+            variants.parse([{"name": "a", "kind": "bonus"}], "lab.json")
+
+    def test_find_the_bug_exercises_are_given_buggy_and_tested(self):
+        # Each "fix" entry is an interface function: the skeleton defines it (the lecture's
+        # code, bug included), the reference defines it fixed, and the kit's tests check it
+        # in a suite Fix*Gpu instantiated as Registered with the function's name, which the
+        # built-in test weights leave out of the correctness share.
+        fixes = {lab.name: [v for v in lab.required_variants if v.kind == variants.FIX]
+                 for lab in manifest.by_name(KIT).values()}
+        self.assertEqual(sorted(lab for lab, found in fixes.items() if found),
+                         ["histogram", "matmul", "reduction", "scan", "transpose"])
+        settings = config.load(None)
+        for lab_name, found in fixes.items():
+            lab = manifest.by_name(KIT)[lab_name]
+            for fix in found:
+                with self.subTest(lab=lab_name, fix=fix.name):
+                    self.assertIn(fix.name, lab.functions)
+                    definition = re.compile(r"^void " + re.escape(fix.name) + r"\(", re.M)
+                    skeleton = "".join((KIT / path).read_text() for path in lab.editable if path.endswith(".cu"))
+                    self.assertRegex(skeleton, definition, "the skeleton must give the buggy code")
+                    solution = "".join(p.read_text() for p in sorted((KIT / "solutions" / lab_name).glob("*.cu")))
+                    self.assertRegex(solution, definition)
+                    tests = re.sub(r"\s+", " ", (KIT / "labs" / lab_name / f"{lab_name}_test.cu").read_text())
+                    suite = re.search(r"INSTANTIATE_TEST_SUITE_P\(Registered, (Fix\w+Gpu), ::testing::Values\("
+                                      r'std::string\("' + re.escape(fix.name) + r'"\)\)', tests)
+                    self.assertIsNotNone(suite, "no Registered Fix*Gpu suite for it")
+                    name = f"Registered/{suite.group(1)}.AnyTest/{fix.name}"
+                    self.assertEqual(settings.lab(lab_name).weight(name), 0.0)
+                    self.assertEqual([t["name"] for t in variants.tests_of(fix.name, [{"name": name}])], [name])
 
     def test_every_lab_requires_steps_the_solution_has_and_the_skeleton_lacks(self):
         for lab in manifest.by_name(KIT).values():
@@ -46,7 +80,7 @@ class ParseTest(unittest.TestCase):
                 self.assertTrue(lab.required_variants, "every lab names the lecture's steps")
                 solution = "".join(p.read_text() for p in sorted((KIT / "solutions" / lab.name).glob("*.cu")))
                 skeleton = "".join((KIT / path).read_text() for path in lab.editable if path.endswith(".cu"))
-                for step in lab.required_variants:
+                for step in (v for v in lab.required_variants if v.kind == variants.STEP):
                     registered = re.compile(r'LAB_REGISTER_VARIANT\(\s*\w+\s*,\s*"' + re.escape(step.name) + '"')
                     self.assertRegex(solution, registered, f"the reference does not register {step.name}")
                     code = "\n".join(line for line in skeleton.splitlines() if not line.lstrip().startswith("//"))
@@ -63,10 +97,54 @@ class ParseTest(unittest.TestCase):
                 if len(cells) > 5 and cells[1].strip().isdigit()}
         for lab in manifest.by_name(KIT).values():
             with self.subTest(lab=lab.name):
-                self.assertEqual(rows.get(lab.name), ", ".join(f"`{v.name}`" for v in lab.required_variants))
+                self.assertEqual(rows.get(lab.name), ", ".join(f"`{v.name}`" for v in lab.required_variants
+                                                               if v.kind == variants.STEP))
 
 
 class GradeTest(unittest.TestCase):
+    FIX = variants.parse([{"name": "fix_hsh_scan", "kind": "fix", "sanitizer": ["racecheck"]},
+                          {"name": "fix_block_sum", "kind": "fix"}], "lab.json")
+    HSH = "Registered/FixHshScanGpu.ScansEveryLengthUpToOneBlock/fix_hsh_scan"
+
+    @staticmethod
+    def _racecheck(found: bool) -> sanitize.SanitizerResult:
+        finding = sanitize.Finding("racecheck", "race", function="lecture_hsh_scan_kernel", file="labs/scan/scan.cu",
+                                   line=119)
+        run = sanitize.ToolRun("racecheck", "errors" if found else "clean", "compute-sanitizer ...",
+                               finding=finding if found else None)
+        return sanitize.SanitizerResult(True, filter="Registered/*/fix_hsh_scan", runs=[run])
+
+    def test_a_fix_whose_tests_pass_can_still_fail_its_sanitizer(self):
+        # The given Hillis-Steele scan passes its tests on an H100, race and all: only
+        # racecheck shows the bug, so a finding fails the exercise.
+        tests = [test_row(self.HSH), test_row("Registered/FixBlockSumGpu.SumsEveryLengthUpToOneBlock/fix_block_sum")]
+        racy = variants.grade(self.FIX, tests, checked={"fix_hsh_scan": self._racecheck(True)})
+        rows = {row["name"]: row for row in racy.rows}
+        self.assertEqual((rows["fix_hsh_scan"]["status"], rows["fix_hsh_scan"]["points"]), (variants.FAILED, 0.0))
+        self.assertIn("racecheck", rows["fix_hsh_scan"]["why"])
+        self.assertIn("scan.cu:119", rows["fix_hsh_scan"]["why"])
+        self.assertEqual(rows["fix_block_sum"]["status"], variants.PASSED)  # no tools named: its tests decide
+        clean = variants.grade(self.FIX, tests, checked={"fix_hsh_scan": self._racecheck(False)})
+        self.assertEqual(clean.points, 2.0)
+        self.assertIn("found nothing", clean.rows[0]["why"])
+        unchecked = variants.grade(self.FIX, tests, checked={"fix_hsh_scan": None})
+        self.assertEqual(unchecked.rows[0]["status"], variants.PASSED)
+        self.assertIn("not checked with racecheck", unchecked.rows[0]["why"])
+
+    def test_a_removed_fix_function_says_to_keep_it(self):
+        result = variants.grade(self.FIX, [test_row(self.HSH, "failed")])
+        rows = {row["name"]: row for row in result.rows}
+        self.assertEqual(rows["fix_hsh_scan"]["status"], variants.FAILED)
+        self.assertEqual(rows["fix_block_sum"]["status"], variants.MISSING)
+        self.assertIn("keep the function fix_block_sum", rows["fix_block_sum"]["why"])
+        self.assertEqual(variants.test_filter(self.FIX[0]), "Registered/*/fix_hsh_scan")
+
+    def test_sanitizer_tools_only_on_fixes(self):
+        for raw in ([{"name": "a", "sanitizer": ["racecheck"]}], [{"name": "a", "kind": "fix", "sanitizer": ["gdb"]}],
+                    [{"name": "a", "kind": "fix", "sanitizer": "racecheck"}]):
+            with self.subTest(raw=raw), self.assertRaisesRegex(ValueError, '"sanitizer"'):
+                variants.parse(raw, "lab.json")
+
     def test_registered_and_passing_earns_its_points(self):
         tests = [test_row("Registered/ReduceSumVariantsGpu.CorrectAtEverySize/interleaved"),
                  test_row("Registered/ReduceMaxVariantsGpu.CorrectAtEverySize/interleaved"),

@@ -60,3 +60,25 @@ void histogram(const unsigned* in, int n, unsigned* bins, int num_bins) {
 //                          "one line on what it does");
 //   Needed: "global_atomics" and "shared_privatized" (include "lab/variants.h").
 //   Your histogram may call the fastest of them.
+
+// ---- Find the bug (handout: "Find the bug") -------------------------------------------
+// Lecture 6's parallel histogram "with error", copied as the slides print it (unsigned
+// values, and the bins set to 0 first, as histogram's contract asks). It compiles and
+// runs, and its tests (Registered/FixHistogramGpu.*) fail. The slides name one error;
+// there is a second one, which the slides' other kernels do not have. Find both, fix
+// them here, and explain them in answers.md (question bug_histogram).
+__global__ void lecture_hist_kernel(unsigned* d_bins, const unsigned* d_vals, int num_bins) {
+  int id = blockDim.x * blockIdx.x + threadIdx.x;
+  unsigned val = d_vals[id];
+  unsigned bin = val % num_bins;  // computeBin
+  d_bins[bin]++;
+}
+
+void fix_histogram(const unsigned* in, int n, unsigned* bins, int num_bins) {
+  LAB_CUDA_CHECK(cudaMemsetAsync(bins, 0, sizeof(unsigned) * num_bins));  // every count starts at 0
+  if (n <= 0) return;
+  const int threads = 256;
+  const int blocks = (n + threads - 1) / threads;
+  lecture_hist_kernel<<<blocks, threads>>>(bins, in, num_bins);
+  LAB_CHECK_LAUNCH();
+}

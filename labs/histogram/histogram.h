@@ -17,6 +17,12 @@ constexpr int kHistogramMaxBins = 4096;
 /// n = 0 is legal and sets every bin to 0. `in` is not modified.
 void histogram(const unsigned* in, int n, unsigned* bins, int num_bins);
 
+/// Find the bug (lecture 6's parallel histogram "with error", as the slides print it):
+/// the same contract as histogram, for 1 <= num_bins <= kHistogramMaxBins. Your file
+/// starts with the lecture's kernel, errors included: its tests
+/// (Registered/FixHistogramGpu.*) fail until you fix it there. Handout: "Find the bug".
+void fix_histogram(const unsigned* in, int n, unsigned* bins, int num_bins);
+
 /// The sequential version on the CPU (host pointers, same contract): the golden result
 /// and the CPU baseline.
 void histogram_cpu(const unsigned* in, int n, unsigned* bins, int num_bins);

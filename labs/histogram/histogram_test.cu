@@ -329,4 +329,44 @@ TEST_P(HistogramVariantsGpu, MatchesCpu) {
 INSTANTIATE_TEST_SUITE_P(Registered, HistogramVariantsGpu, ::testing::ValuesIn(lab::registered_variants("histogram")),
                          lab::variant_test_name);
 
+
+// ---- Find the bug: fix_histogram -----------------------------------------------------------
+// Lecture 6's histogram "with error" (handout "Find the bug"): exact counts on sizes that
+// leave the last block partly empty, with a whole block of values after in[n - 1] (all in
+// bin 0, so that reading them shows) and enough values per bin that a race loses some.
+// Named like a registered variant's test so that the grader finds the exercise's verdict
+// the same way (labs/histogram/lab.json).
+class FixHistogramGpu : public lab::GpuTestWithParam<std::string> {};
+
+TEST_P(FixHistogramGpu, CountsExactly) {
+  constexpr int kBlockOfValues = 1024;  // more than any block the kernel could be launched with
+  struct Case { int n; int num_bins; };
+  for (const Case c : {Case{1, 16}, Case{100, 16}, Case{1000, 256}, Case{4097, 7}, Case{65537, 256},
+                       Case{(1 << 20) + 3, 16}, Case{(1 << 20) + 5, kHistogramMaxBins}}) {
+    const lab::Seed seed = lab::case_seed("fix_histogram", 8192ull * c.n + c.num_bins);
+    SCOPED_TRACE(describe(c.n, c.num_bins, "uniform full-range values", seed));
+    const std::vector<unsigned> values = make_values(c.n, 0, lab::Distribution::Uniform, seed);
+    std::vector<unsigned> expected(c.num_bins);
+    histogram_cpu(values.data(), c.n, expected.data(), c.num_bins);
+    std::vector<unsigned> padded = values;
+    padded.insert(padded.end(), kBlockOfValues, 0u);
+    lab::DeviceBuffer<unsigned> d_in(padded), d_bins(c.num_bins + kGuard);
+    d_bins.poison();
+    fix_histogram(d_in.data(), c.n, d_bins.data(), c.num_bins);
+    LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<unsigned> all = d_bins.download();
+    const std::vector<unsigned> bins(all.begin(), all.begin() + c.num_bins);
+    EXPECT_EQ(static_cast<unsigned long long>(c.n), sum_of(bins))
+        << "the counts must add up to n: fewer means lost increments (a race), more means values counted "
+           "from past in[n - 1]";
+    EXPECT_ARRAY_EQ(expected, bins) << "bins[b] must be the number of values with value % num_bins == b";
+    EXPECT_ARRAY_EQ(std::vector<unsigned>(kGuard, kPoison), std::vector<unsigned>(all.begin() + c.num_bins, all.end()))
+        << "fix_histogram wrote past bins[num_bins - 1]";
+    EXPECT_ARRAY_EQ(padded, d_in.download()) << "the input was modified";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, FixHistogramGpu, ::testing::Values(std::string("fix_histogram")),
+                         lab::variant_test_name);
+
 }  // namespace

@@ -77,3 +77,42 @@ void matmul(const float* A, const float* B, float* C, int m, int k, int n) {
 //                          "one line on what it does");
 //   Needed: "simple" and "tiled16" (include "lab/variants.h").
 //   Your matmul may call the fastest of them.
+
+// ---- Find the bug (handout: "Find the bug") -------------------------------------------
+// Lecture 10's tiled kernel, copied as the slides print it (TILE_DIM is kFixMatmulTile).
+// The slides' comment says the bounds test was left out "because of sync: pad matrices
+// instead", so it is right only when n is a multiple of the tile. Its tests
+// (Registered/FixMatmulTiledGpu.*) fail for other n: make it right for every n without
+// padding the matrices (keep every __syncthreads() reached by every thread of the block),
+// and explain what went wrong in answers.md (question bug_matmul_tiled).
+constexpr int TILE_DIM = kFixMatmulTile;
+
+__global__ void simpleMMM(const float* d_A, const float* d_B, float* d_C, int n) {
+  __shared__ float As[TILE_DIM][TILE_DIM];
+  __shared__ float Bs[TILE_DIM][TILE_DIM];
+  int bx = blockIdx.x;  int by = blockIdx.y;
+  int tx = threadIdx.x; int ty = threadIdx.y;
+  int row = by * TILE_DIM + ty;
+  int col = bx * TILE_DIM + tx;
+
+  // can't do test because of sync: pad matrices instead
+  // if (row < n && col < n)
+  {
+    float val = 0;
+    for (int m = 0; m < n / TILE_DIM; m++) {
+      As[ty][tx] = d_A[row * n + m * TILE_DIM + tx];
+      Bs[ty][tx] = d_B[(m * TILE_DIM + ty) * n + col];
+      __syncthreads();
+      for (int k = 0; k < TILE_DIM; k++) val += As[ty][k] * Bs[k][tx];
+      __syncthreads();
+    }
+    d_C[row * n + col] = val;
+  }
+}
+
+void fix_matmul_tiled(const float* d_A, const float* d_B, float* d_C, int n) {
+  const dim3 threads(TILE_DIM, TILE_DIM);
+  const dim3 blocks((n + TILE_DIM - 1) / TILE_DIM, (n + TILE_DIM - 1) / TILE_DIM);
+  simpleMMM<<<blocks, threads>>>(d_A, d_B, d_C, n);
+  LAB_CHECK_LAUNCH();
+}

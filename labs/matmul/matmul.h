@@ -15,6 +15,16 @@
 /// C[m * n - 1] is touched. m may exceed 65535 tiles (mind the grid's y limit).
 void matmul(const float* A, const float* B, float* C, int m, int k, int n);
 
+/// Find the bug (lecture 10's tiled matrix-matrix multiplication, as the slides print it):
+/// C = A B for square n x n matrices (row-major device pointers), any n >= 1. Your file
+/// starts with the lecture's kernel, which works only when n is a multiple of
+/// kFixMatmulTile: its tests (Registered/FixMatmulTiledGpu.*) fail until you fix it there.
+/// Handout: "Find the bug".
+void fix_matmul_tiled(const float* d_A, const float* d_B, float* d_C, int n);
+
+/// The tile side of fix_matmul_tiled (the slides' TILE_DIM).
+constexpr int kFixMatmulTile = 16;
+
 /// The sequential version on the CPU (host pointers), the lecture's triple loop with
 /// each sum accumulated in double and rounded to float once: the golden result and the
 /// CPU baseline. Same shapes and rules as matmul.

@@ -326,4 +326,45 @@ TEST_P(MatmulVariantsGpu, MatchesCpuOnAwkwardShapes) {
 INSTANTIATE_TEST_SUITE_P(Registered, MatmulVariantsGpu, ::testing::ValuesIn(lab::registered_variants("matmul")),
                          lab::variant_test_name);
 
+
+// ---- Find the bug: fix_matmul_tiled --------------------------------------------------------
+// Lecture 10's tiled kernel (handout "Find the bug"), on square matrices of every kind of
+// side: multiples of the tile (where the slides' kernel is right) and not. Each matrix is
+// followed in its buffer by room for 16 more rows: A and B by bait values that spoil any
+// sum that reads them, C by poison that must stay. So a kernel that reads or writes past
+// the edge fails here with a message instead of corrupting other memory. Named like a
+// registered variant's test so that the grader finds the exercise's verdict the same way
+// (labs/matmul/lab.json).
+class FixMatmulTiledGpu : public lab::GpuTestWithParam<std::string> {};
+
+TEST_P(FixMatmulTiledGpu, MultipliesSquareMatricesOfEverySide) {
+  for (int side : {kFixMatmulTile, 2 * kFixMatmulTile, 1, 17, 33, 100, 255}) {
+    const Shape s{side, side, side};
+    const lab::Seed seed = shape_seed("fix_matmul_tiled", s, 0);
+    SCOPED_TRACE("fix_matmul_tiled, n = " + std::to_string(side) + ", " + lab::seed_note(seed));
+    const Inputs in = integer_inputs(s, seed);
+    const std::size_t count = elements(side, side);
+    const std::size_t slack = static_cast<std::size_t>(kFixMatmulTile) * (side + 1);
+    std::vector<float> expected(count), magnitude(count);
+    matmul_cpu_with_magnitude(in.A.data(), in.B.data(), expected.data(), magnitude.data(), side, side, side);
+    std::vector<float> a_padded = in.A, b_padded = in.B;
+    a_padded.insert(a_padded.end(), slack, 1000.0f);
+    b_padded.insert(b_padded.end(), slack, 1000.0f);
+    lab::DeviceBuffer<float> da(a_padded), db(b_padded), dc(count + slack);
+    dc.poison();
+    fix_matmul_tiled(da.data(), db.data(), dc.data(), side);
+    LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> c_all = dc.download();
+    EXPECT_ARRAY_EQ(expected, std::vector<float>(c_all.begin(), c_all.begin() + count))
+        << "integer-valued inputs: every sum is exact in float, so C must match exactly (index = row * n + col)";
+    EXPECT_ARRAY_EQ(std::vector<unsigned>(slack, 0xFFFFFFFFu), lab::bits_of(std::vector<float>(c_all.begin() + count, c_all.end())))
+        << "fix_matmul_tiled wrote past C[n * n - 1]: threads outside the matrix must not store";
+    EXPECT_ARRAY_EQ(a_padded, da.download()) << "input A was modified";
+    EXPECT_ARRAY_EQ(b_padded, db.download()) << "input B was modified";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, FixMatmulTiledGpu, ::testing::Values(std::string("fix_matmul_tiled")),
+                         lab::variant_test_name);
+
 }  // namespace

@@ -85,3 +85,24 @@ void reduce_max(const int* in, int* out, int n) {
 //                          "t % (2 * stride) works");
 //   Needed: "interleaved", "contiguous", "first_add" and "warp_finish" (include
 //   "lab/variants.h"). Your reduce_sum may call the fastest of them.
+
+// ---- Find the bug (handout: "Find the bug") -------------------------------------------
+// Lecture 3's "alternative" reduction, copied as the slides print it, in a one-block
+// wrapper. It compiles and runs, and its tests (Registered/FixBlockSumGpu.*) fail: find
+// the bug, fix it here, and explain it in answers.md (question bug_stride_loop). Trace
+// the loop by hand for a block of 8 threads if you are stuck.
+__global__ void lecture_block_sum_kernel(const float* in, float* out, int n) {
+  __shared__ float partialSum[kFixBlockThreads];
+  const unsigned t = threadIdx.x;
+  partialSum[t] = t < static_cast<unsigned>(n) ? in[t] : 0.0f;  // 0 past the end: the identity of +
+  for (unsigned stride = blockDim.x / 2; stride > 1; stride /= 2) {
+    __syncthreads();
+    if (t < stride) partialSum[t] += partialSum[t + stride];
+  }
+  if (t == 0) *out = partialSum[0];
+}
+
+void fix_block_sum(const float* in, float* out, int n) {
+  lecture_block_sum_kernel<<<1, kFixBlockThreads>>>(in, out, n);
+  LAB_CHECK_LAUNCH();
+}

@@ -23,6 +23,15 @@ void reduce_sum(const float* in, float* out, int n);
 /// (max(INT_MIN, x) = x for every int x). The result is exact. 0 <= n <= INT_MAX.
 void reduce_max(const int* in, int* out, int n);
 
+/// Find the bug (lecture 3's "alternative" tree, as the slides print it): the sum of
+/// in[0 .. n-1], 1 <= n <= kFixBlockThreads, by one block of kFixBlockThreads threads,
+/// written to *out. Your file starts with the lecture's code, bug included: its tests
+/// (Registered/FixBlockSumGpu.*) fail until you fix it there. Handout: "Find the bug".
+void fix_block_sum(const float* in, float* out, int n);
+
+/// The block size of fix_block_sum (the lecture assumes 1024 threads).
+constexpr int kFixBlockThreads = 1024;
+
 /// The identity of reduce_max: what it writes for n = 0.
 constexpr int kReduceMaxIdentity = INT_MIN;
 

@@ -552,4 +552,24 @@ TEST_P(ReduceMaxVariantsGpu, CorrectAtEverySize) {
 INSTANTIATE_TEST_SUITE_P(Registered, ReduceMaxVariantsGpu, ::testing::ValuesIn(lab::registered_variants("reduce_max")),
                          lab::variant_test_name);
 
+
+// ---- Find the bug: fix_block_sum ------------------------------------------------------------
+// Lecture 3's one-block tree (handout "Find the bug"). The data are whole numbers from 1 to
+// 8, so every order of addition is exact and a tree that drops any partial sum is caught.
+// The test is named like a registered variant's so that the grader finds the exercise's
+// verdict the same way (labs/reduction/lab.json, "required_variants").
+class FixBlockSumGpu : public lab::GpuTestWithParam<std::string> {};
+
+TEST_P(FixBlockSumGpu, SumsEveryLengthUpToOneBlock) {
+  for (int n : {1, 2, 3, 4, 31, 32, 33, 255, 256, 511, 512, 513, 1000, 1023, kFixBlockThreads}) {
+    const lab::Seed seed = lab::case_seed("fix_block_sum", n);
+    SCOPED_TRACE("fix_block_sum, n = " + std::to_string(n) + ", " + lab::seed_note(seed));
+    const std::vector<float> x = lab::integer_floats(n, 1, 8, seed);
+    expect_sum(x, run_reduction<float>(fix_block_sum, x, 0, kSumPoison), "one block");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, FixBlockSumGpu, ::testing::Values(std::string("fix_block_sum")),
+                         lab::variant_test_name);
+
 }  // namespace

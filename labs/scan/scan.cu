@@ -103,3 +103,26 @@ void segmented_inclusive_scan(const float* in, const int* head_flags, float* out
 //                          "one line on what it does");
 //   Needed: "kogge_stone" and "brent_kung" (include "lab/variants.h").
 //   Your inclusive_scan may call the fastest of them.
+
+// ---- Find the bug (handout: "Find the bug") -------------------------------------------
+// Lecture 4's Hillis-Steele scan "with errors", copied as the slides print it (BLOCK_SIZE
+// is kFixScanBlock; len must fit one block). The slides say it has two errors. It
+// compiles and runs, and its tests (Registered/FixHshScanGpu.*) may even pass on your
+// GPU: compute-sanitizer --tool racecheck, which the grader runs on them, names one
+// error every time. Find both, fix them here, and explain them in answers.md (question
+// bug_hsh_scan).
+__global__ void lecture_hsh_scan_kernel(const float* X, float* Y, int len) {
+  __shared__ float XY[kFixScanBlock];
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < len) XY[threadIdx.x] = X[i];
+  for (unsigned stride = 1; stride <= threadIdx.x; stride *= 2) {
+    __syncthreads();
+    XY[threadIdx.x] += XY[threadIdx.x - stride];
+  }
+  if (i < len) Y[i] = XY[threadIdx.x];
+}
+
+void fix_hsh_scan(const float* X, float* Y, int len) {
+  lecture_hsh_scan_kernel<<<1, kFixScanBlock>>>(X, Y, len);
+  LAB_CHECK_LAUNCH();
+}

@@ -30,6 +30,17 @@ void exclusive_scan(const float* in, float* out, int n);
 /// both inputs are left unchanged. Limits and n = 0 as for inclusive_scan.
 void segmented_inclusive_scan(const float* in, const int* head_flags, float* out, int n);
 
+/// Find the bug (lecture 4's Hillis-Steele scan "with errors", as the slides print it):
+/// the inclusive scan of X[0 .. len-1] into Y, 1 <= len <= kFixScanBlock, by one block of
+/// kFixScanBlock threads. Your file starts with the lecture's code, both errors included:
+/// fix it there, until its tests (Registered/FixHshScanGpu.*) pass and racecheck finds
+/// nothing in them (the grader runs it: the race can hide from the tests). X and Y are device
+/// pointers to len floats and do not overlap. Handout: "Find the bug".
+void fix_hsh_scan(const float* X, float* Y, int len);
+
+/// The block size of fix_hsh_scan (the lecture's BLOCK_SIZE).
+constexpr int kFixScanBlock = 1024;
+
 /// The sequential inclusive scan on the CPU (host pointers): the golden result and the CPU baseline.
 void inclusive_scan_cpu(const float* in, float* out, int n);
 /// The sequential exclusive scan on the CPU (host pointers); out[0] = 0.

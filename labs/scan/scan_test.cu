@@ -518,4 +518,42 @@ INSTANTIATE_TEST_SUITE_P(Registered, SegmentedScanVariantsGpu,
                          ::testing::ValuesIn(lab::registered_variants("segmented_inclusive_scan")),
                          lab::variant_test_name);
 
+
+// ---- Find the bug: fix_hsh_scan ------------------------------------------------------------
+// Lecture 4's one-block Hillis-Steele scan (handout "Find the bug"), on data whose every
+// partial sum is exact. Its race shows only between warps and only when one warp writes
+// before another reads, which on recent GPUs may never happen: these tests can pass with
+// the race in place. The grader also runs racecheck over them (labs/scan/lab.json,
+// "sanitizer"), which finds it every time. Named like a registered variant's test so that
+// the grader finds the exercise's verdict the same way.
+class FixHshScanGpu : public lab::GpuTestWithParam<std::string> {};
+
+TEST_P(FixHshScanGpu, ScansEveryLengthUpToOneBlock) {
+  constexpr int kGuard = 64;
+  constexpr int kRepeats = 2;  // a race may show on one call and not the next
+  for (int len : {1, 2, 31, 32, 33, 64, 100, 255, 256, 257, 512, 777, 1000, 1023, kFixScanBlock}) {
+    for (int trial = 0; trial < kRepeats; ++trial) {
+      const lab::Seed seed = lab::case_seed("fix_hsh_scan", 16ull * len + trial);
+      SCOPED_TRACE("fix_hsh_scan, len = " + std::to_string(len) + ", call " + std::to_string(trial + 1) + ", " +
+                   lab::seed_note(seed));
+      const std::vector<float> x = small_data(len, seed);
+      std::vector<float> expected(len);
+      inclusive_scan_cpu(x.data(), expected.data(), len);
+      lab::DeviceBuffer<float> in(x), out(static_cast<std::size_t>(len) + kGuard);
+      out.poison();
+      fix_hsh_scan(in.data(), out.data(), len);
+      LAB_CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<float> got = out.download();
+      ASSERT_ARRAY_EQ(expected, std::vector<float>(got.begin(), got.begin() + len))
+          << "the scan differs from the sequential one";
+      ASSERT_ARRAY_EQ(std::vector<unsigned>(kGuard, 0xFFFFFFFFu), lab::bits_of(std::vector<float>(got.begin() + len, got.end())))
+          << "fix_hsh_scan wrote past Y[len - 1]";
+      ASSERT_ARRAY_EQ(x, in.download()) << "the input X was modified";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, FixHshScanGpu, ::testing::Values(std::string("fix_hsh_scan")),
+                         lab::variant_test_name);
+
 }  // namespace

@@ -81,3 +81,37 @@ void transpose(const float* in, float* out, int rows, int cols) {
 //                          "one line on what it does");
 //   Needed: "per_element", "tiled" and "tiled_padded" (include "lab/variants.h").
 //   Your transpose may call the fastest of them.
+
+// ---- Find the bug (handout: "Find the bug") -------------------------------------------
+// Lecture 10's "1 thread per element tiled" kernel, copied as the slides print it (N is a
+// parameter here, K is kFixTransposeTile, and floats replace ints). It compiles and runs,
+// and its tests (Registered/FixTransposeTiledGpu.*) fail: find the bug (it is there
+// twice), fix it here, and explain it in answers.md (question bug_transpose_tiled).
+// Work out by hand which element thread (x, y) of block (1, 1) reads for N = 64.
+constexpr int K = kFixTransposeTile;
+
+__global__ void transpose_thread_per_element_tiled(const float in[], float out[], int N) {
+  int in_corner_i = blockIdx.x * K;
+  int in_corner_j = blockIdx.y * K;
+
+  int out_corner_i = blockIdx.y * K;
+  int out_corner_j = blockIdx.x * K;
+
+  int x = threadIdx.x;
+  int y = threadIdx.y;
+
+  __shared__ float tile[K][K];
+
+  tile[y][x] = in[(in_corner_i + x) + (in_corner_j * y) * N];
+  __syncthreads();
+  out[(out_corner_i + x) + (out_corner_j * y) * N] = tile[x][y];
+}
+
+void fix_transpose_tiled(const float* in, float* out, int rows, int cols) {
+  (void)cols;  // square: cols == rows
+  const int N = rows;
+  const dim3 threads(K, K);
+  const dim3 blocks(N / K, N / K);
+  transpose_thread_per_element_tiled<<<blocks, threads>>>(in, out, N);
+  LAB_CHECK_LAUNCH();
+}

@@ -15,6 +15,16 @@
 /// out[rows * cols - 1] is touched. Exact: a transpose only moves bits.
 void transpose(const float* in, float* out, int rows, int cols);
 
+/// Find the bug (lecture 10's "1 thread per element tiled" kernel, as the slides print it):
+/// transpose for square matrices only, rows == cols a positive multiple of
+/// kFixTransposeTile (the slides' K). Your file starts with the lecture's code, bug
+/// included: its tests (Registered/FixTransposeTiledGpu.*) fail until you fix it there.
+/// Handout: "Find the bug".
+void fix_transpose_tiled(const float* in, float* out, int rows, int cols);
+
+/// The tile side of fix_transpose_tiled (the slides' K).
+constexpr int kFixTransposeTile = 32;
+
 /// The sequential version on the CPU (host pointers), the lecture's double loop: the
 /// golden result and the CPU baseline.
 void transpose_cpu(const float* in, float* out, int rows, int cols);

@@ -272,4 +272,30 @@ TEST_P(TransposeVariantsGpu, MatchesCpuOnAwkwardShapes) {
 INSTANTIATE_TEST_SUITE_P(Registered, TransposeVariantsGpu, ::testing::ValuesIn(lab::registered_variants("transpose")),
                          lab::variant_test_name);
 
+
+// ---- Find the bug: fix_transpose_tiled -----------------------------------------------------
+// Lecture 10's tiled kernel (handout "Find the bug"), on square matrices whose side is a
+// multiple of the tile. The slides' bug reads rows far outside a larger matrix, which can
+// end the process with an illegal address; at 32 x 32 (one tile) it stays inside and
+// shows as wrong values, so that size is checked first and the larger ones only once it
+// passes. Named like a registered variant's test so that the grader finds the exercise's
+// verdict the same way (labs/transpose/lab.json).
+class FixTransposeTiledGpu : public lab::GpuTestWithParam<std::string> {};
+
+TEST_P(FixTransposeTiledGpu, TransposesSquareMatricesOfWholeTiles) {
+  for (int side : {kFixTransposeTile, 2 * kFixTransposeTile, 3 * kFixTransposeTile, 512, 1024}) {
+    const Shape s{side, side};
+    const lab::Seed seed = lab::case_seed("fix_transpose_tiled", side);
+    SCOPED_TRACE("fix_transpose_tiled, " + shape_text(s) + ", " + lab::seed_note(seed));
+    check_transpose(fix_transpose_tiled, test_data(s, 0, seed), s, true);
+    if (HasFailure()) {
+      FAIL() << "stopped before the larger sizes: fix " << shape_text(s) << " first (a larger matrix could "
+             << "make the bug read outside it)";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, FixTransposeTiledGpu, ::testing::Values(std::string("fix_transpose_tiled")),
+                         lab::variant_test_name);
+
 }  // namespace

@@ -385,6 +385,31 @@ void histogram(const unsigned* in, int n, unsigned* bins, int num_bins) {
   }
 }
 
+// ---- Find the bug: lecture 6's histogram "with error", fixed -----------------------------
+// The slides' kernel has two errors:
+//  - d_bins[bin]++ is a read-modify-write that threads of the whole grid race on: two
+//    threads read the same count, both add 1, both write, and one increment is lost.
+//    atomicAdd makes the three steps one indivisible operation;
+//  - no bounds check: the grid is rounded up to whole blocks, so the threads past n - 1
+//    read values that are not in the input (and count them).
+namespace {
+
+__global__ void fixed_hist_kernel(unsigned* bins, const unsigned* values, int n, int num_bins) {
+  const long long id = static_cast<long long>(blockDim.x) * blockIdx.x + threadIdx.x;
+  if (id < n) atomicAdd(&bins[values[id] % static_cast<unsigned>(num_bins)], 1u);
+}
+
+}  // namespace
+
+void fix_histogram(const unsigned* in, int n, unsigned* bins, int num_bins) {
+  if (num_bins <= 0) return;
+  zero_bins(bins, num_bins);
+  if (n <= 0) return;
+  const long long blocks = (static_cast<long long>(n) + kSimpleThreads - 1) / kSimpleThreads;
+  fixed_hist_kernel<<<static_cast<unsigned>(blocks), kSimpleThreads>>>(bins, in, n, num_bins);
+  LAB_CHECK_LAUNCH();
+}
+
 LAB_REGISTER_VARIANT(histogram, "racy", histogram_racy,
                      "WRONG ON PURPOSE: bins[b]++ races and loses counts; shown failing, never used by histogram()");
 LAB_REGISTER_VARIANT(histogram, "global_atomics", histogram_global_atomics,

@@ -424,6 +424,46 @@ void matmul_double_buffered(const float* A, const float* B, float* C, int m, int
 
 void matmul(const float* A, const float* B, float* C, int m, int k, int n) { matmul_double_buffered(A, B, C, m, k, n); }
 
+// ---- Find the bug: lecture 10's tiled kernel, fixed --------------------------------------
+// For n not a multiple of the tile the slides' kernel goes wrong in three ways: the loop
+// runs n / TILE_DIM times and skips the last, partial tile of the k dimension; the
+// threads of the edge blocks load past the last row and column (other rows' values, or
+// past the end of A and B); and they store past the end of C, or into the next row. The
+// bounds test cannot go around the whole body, because every thread must reach every
+// __syncthreads(): instead every thread takes part in every phase, loads 0 where its
+// element is outside the matrix (0 adds nothing to the dot product), and only threads
+// inside C store.
+namespace {
+
+constexpr int kFixTile = kFixMatmulTile;
+
+__global__ void fixed_tiled_matmul_kernel(const float* A, const float* B, float* C, int n) {
+  __shared__ float As[kFixTile][kFixTile];
+  __shared__ float Bs[kFixTile][kFixTile];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int row = blockIdx.y * kFixTile + ty, col = blockIdx.x * kFixTile + tx;
+  float val = 0.0f;
+  for (int m = 0; m < (n + kFixTile - 1) / kFixTile; ++m) {
+    const int a_col = m * kFixTile + tx, b_row = m * kFixTile + ty;
+    As[ty][tx] = row < n && a_col < n ? A[static_cast<long long>(row) * n + a_col] : 0.0f;
+    Bs[ty][tx] = b_row < n && col < n ? B[static_cast<long long>(b_row) * n + col] : 0.0f;
+    __syncthreads();
+    for (int k = 0; k < kFixTile; ++k) val += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  if (row < n && col < n) C[static_cast<long long>(row) * n + col] = val;
+}
+
+}  // namespace
+
+void fix_matmul_tiled(const float* d_A, const float* d_B, float* d_C, int n) {
+  if (n <= 0) return;
+  const dim3 threads(kFixTile, kFixTile);
+  const unsigned tiles = static_cast<unsigned>((n + kFixTile - 1) / kFixTile);
+  fixed_tiled_matmul_kernel<<<dim3(tiles, tiles), threads>>>(d_A, d_B, d_C, n);
+  LAB_CHECK_LAUNCH();
+}
+
 LAB_REGISTER_VARIANT(matmul, "simple", matmul_simple, "one thread per element of C (lecture 10)");
 LAB_REGISTER_VARIANT(matmul, "tiled16", matmul_tiled16, "16x16 shared-memory tiles (lecture 10)");
 LAB_REGISTER_VARIANT(matmul, "tiled32", matmul_tiled32, "32x32 shared-memory tiles");

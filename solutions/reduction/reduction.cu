@@ -345,6 +345,30 @@ void reduce_vec4(const Value<Op>* in, Value<Op>* out, int n) {
 void reduce_sum(const float* in, float* out, int n) { reduce_vec4<SumOp>(in, out, n); }
 void reduce_max(const int* in, int* out, int n) { reduce_vec4<MaxOp>(in, out, n); }
 
+// ---- Find the bug: lecture 3's "alternative" tree, fixed --------------------------------
+// The slides' loop runs while stride > 1, so its last step (stride 1, which adds
+// partialSum[1] into partialSum[0]) never happens and thread 0 writes only half of the
+// tree. The loop must run down to stride 1.
+namespace {
+
+__global__ void fixed_block_sum_kernel(const float* in, float* out, int n) {
+  __shared__ float partial_sum[kFixBlockThreads];
+  const unsigned t = threadIdx.x;
+  partial_sum[t] = t < static_cast<unsigned>(n) ? in[t] : 0.0f;
+  for (unsigned stride = blockDim.x / 2; stride >= 1; stride /= 2) {
+    __syncthreads();
+    if (t < stride) partial_sum[t] += partial_sum[t + stride];
+  }
+  if (t == 0) *out = partial_sum[0];
+}
+
+}  // namespace
+
+void fix_block_sum(const float* in, float* out, int n) {
+  fixed_block_sum_kernel<<<1, kFixBlockThreads>>>(in, out, n);
+  LAB_CHECK_LAUNCH();
+}
+
 LAB_REGISTER_VARIANT(reduce_sum, "interleaved", reduce_interleaved<SumOp>, "lecture 3: t % (2*stride) works (divergent)");
 LAB_REGISTER_VARIANT(reduce_sum, "contiguous", reduce_contiguous<SumOp>, "lecture 3: t < stride works (whole warps idle)");
 LAB_REGISTER_VARIANT(reduce_sum, "first_add", reduce_first_add<SumOp>, "two elements per thread, added while loading");

@@ -784,6 +784,38 @@ void segmented_inclusive_scan(const float* in, const int* head_flags, float* out
   segmented_scan_decoupled_lookback(in, head_flags, out, n);
 }
 
+// ---- Find the bug: lecture 4's Hillis-Steele scan, fixed --------------------------------
+// The slides' kernel has two errors:
+//  - a read/write race: in one step, thread t reads XY[t - stride] while thread
+//    t - stride may already have added to it (threads of different warps run in any
+//    order between two barriers). Double buffering fixes it: each step reads one half
+//    and writes the other;
+//  - a barrier inside a loop whose trip count depends on threadIdx.x (stride <= t):
+//    threads leave the loop at different steps, so not every thread reaches every
+//    __syncthreads(), which is undefined (it may hang). Every thread must run every step;
+//    the condition belongs inside it.
+namespace {
+
+__global__ void fixed_hsh_scan_kernel(const float* X, float* Y, int len) {
+  __shared__ float XY[2][kFixScanBlock];
+  const int t = threadIdx.x;
+  int current = 0;
+  XY[current][t] = t < len ? X[t] : 0.0f;
+  for (int stride = 1; stride < kFixScanBlock; stride *= 2) {
+    __syncthreads();
+    XY[1 - current][t] = t >= stride ? XY[current][t] + XY[current][t - stride] : XY[current][t];
+    current = 1 - current;
+  }
+  if (t < len) Y[t] = XY[current][t];
+}
+
+}  // namespace
+
+void fix_hsh_scan(const float* X, float* Y, int len) {
+  fixed_hsh_scan_kernel<<<1, kFixScanBlock>>>(X, Y, len);
+  LAB_CHECK_LAUNCH();
+}
+
 LAB_REGISTER_VARIANT(inclusive_scan, "kogge_stone", inclusive_scan_kogge_stone,
                      "hierarchical; Kogge-Stone block scan, double-buffered, 1024 per block");
 LAB_REGISTER_VARIANT(inclusive_scan, "brent_kung", inclusive_scan_brent_kung,

@@ -161,6 +161,36 @@ void transpose_tiled_padded_32x8(const float* in, float* out, int rows, int cols
 
 void transpose(const float* in, float* out, int rows, int cols) { transpose_tiled_padded_32x8(in, out, rows, cols); }
 
+// ---- Find the bug: lecture 10's tiled transpose, fixed ------------------------------------
+// The slides' kernel multiplies where it must add, twice: the row of the element a thread
+// loads is in_corner_j + y (the tile's first row plus the thread's row in it), not
+// in_corner_j * y, and the same for out_corner_j. With * every block but those of the
+// first tile row reads (and writes) rows far outside its tile, most of them outside the
+// matrix.
+namespace {
+
+constexpr int kFixTile = kFixTransposeTile;
+
+__global__ void fixed_tiled_transpose_kernel(const float* in, float* out, int N) {
+  const int in_corner_i = blockIdx.x * kFixTile, in_corner_j = blockIdx.y * kFixTile;
+  const int out_corner_i = blockIdx.y * kFixTile, out_corner_j = blockIdx.x * kFixTile;
+  const int x = threadIdx.x, y = threadIdx.y;
+  __shared__ float tile[kFixTile][kFixTile];
+  tile[y][x] = in[(in_corner_i + x) + static_cast<long long>(in_corner_j + y) * N];
+  __syncthreads();
+  out[(out_corner_i + x) + static_cast<long long>(out_corner_j + y) * N] = tile[x][y];
+}
+
+}  // namespace
+
+void fix_transpose_tiled(const float* in, float* out, int rows, int cols) {
+  if (rows <= 0 || rows != cols || rows % kFixTile != 0) return;  // outside the exercise's contract
+  const dim3 threads(kFixTile, kFixTile);
+  const dim3 blocks(rows / kFixTile, rows / kFixTile);
+  fixed_tiled_transpose_kernel<<<blocks, threads>>>(in, out, rows);
+  LAB_CHECK_LAUNCH();
+}
+
 LAB_REGISTER_VARIANT(transpose, "serial", transpose_serial, "one thread, the CPU's double loop (small sizes only)");
 LAB_REGISTER_VARIANT(transpose, "per_row", transpose_per_row, "one thread per row of out: stores not coalesced");
 LAB_REGISTER_VARIANT(transpose, "per_element", transpose_per_element, "one thread per element, 32x32 blocks");

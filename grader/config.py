@@ -79,10 +79,11 @@ DEFAULTS: dict[str, Any] = {
         "reference_variant": "default",
         # Suites named *Cpu test the provided sequential version, not the student's
         # code: they run (a broken CPU version shows) but earn no points.
-        # Find-the-bug exercises (suites Fix*Gpu) are graded as steps of their own
-        # (variants.FIX), so their tests do not count here: a bug not yet fixed costs its
-        # step, not the lab's correctness or its performance points.
-        "test_weights": {"*Cpu.*": 0.0, "Registered/Fix*Gpu.*": 0.0},
+        # Find-the-bug exercises (suites Fix*Gpu) and further parts (suites Part*Gpu) are
+        # graded as steps of their own (variants.FIX, variants.PART), so their tests do not
+        # count here: a bug not yet fixed or a part not yet written costs its own points,
+        # not the lab's correctness or its performance points.
+        "test_weights": {"*Cpu.*": 0.0, "Registered/Fix*Gpu.*": 0.0, "Registered/Part*Gpu.*": 0.0},
         # Regular expressions matched in the implementation's code (comments ignored).
         "required_patterns": [],
         "forbidden_patterns": [],

@@ -670,7 +670,7 @@ def check_fixes(options: Options, result: LabResult, test_bin: Path, judge_args:
     its manifest entry and whose tests passed (result.fix_checks; variants.grade reads it)."""
     lab = kit_manifests(options.root).get(result.lab)
     for variant in lab.required_variants if lab is not None else ():
-        if variant.kind != variants.FIX or not variant.sanitizer:
+        if variant.kind == variants.STEP or not variant.sanitizer:
             continue
         mine = variants.tests_of(variant.name, result.correctness.tests)
         if not mine or any(t.get("status") != "passed" for t in mine):

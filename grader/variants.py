@@ -9,7 +9,10 @@ variant earns its points when it is registered (it has such tests) and all of th
 An entry with "kind": "fix" is a find-the-bug exercise instead: an interface function of
 the same name whose code the skeleton gives with the lecture's bug in it. Its tests carry
 the same kind of name (`Registered/<Suite>.<Test>/<name>`), so it is graded the same way,
-but it is not a variant of the graded function and the bench does not time it.
+but it is not a variant of the graded function and the bench does not time it. An entry
+with "kind": "part" is graded the same way: a further interface function the student
+writes from a stub (a new task of the lab, such as scan's sparse matrix-vector product),
+tested in a suite Part*Gpu.
 
 The bench times the required variants beside the reference's variants of the same name
 (`ref:<name>`), so the report can show the student's own progression table: time,
@@ -23,7 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PASSED, FAILED, MISSING, NOT_TESTED = "passed", "failed", "not registered", "not tested"
-STEP, FIX = "step", "fix"  # a lecture step the student writes; a given bug the student fixes
+STEP, FIX, PART = "step", "fix", "part"  # a lecture step the student writes; a given bug the
+# student fixes; a further graded part (an interface function of its own, as SpMV in scan)
+KINDS = (STEP, FIX, PART)
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 # A step this much faster than the reference's version of it is noted in the report.
 MUCH_FASTER = 1.5
@@ -74,13 +79,13 @@ def parse(raw: Any, where: str) -> tuple[RequiredVariant, ...]:
         if not isinstance(title, str):
             raise ValueError(f'{where}: required variant {name!r}: "title" must be a string')
         kind = item.get("kind", STEP)
-        if kind not in (STEP, FIX):
-            raise ValueError(f'{where}: required variant {name!r}: "kind" must be "{STEP}" or "{FIX}"')
+        if kind not in KINDS:
+            raise ValueError(f'{where}: required variant {name!r}: "kind" must be one of {", ".join(KINDS)}')
         tools = item.get("sanitizer", [])
         if (not isinstance(tools, list) or any(t not in SANITIZER_TOOLS for t in tools)
-                or (tools and kind != FIX)):
+                or (tools and kind == STEP)):
             raise ValueError(f'{where}: required variant {name!r}: "sanitizer" must be a list of '
-                             f'{", ".join(SANITIZER_TOOLS)}, for a "{FIX}" entry only')
+                             f'{", ".join(SANITIZER_TOOLS)}, for a "{FIX}" or "{PART}" entry only')
         seen.add(name)
         out.append(RequiredVariant(name, title or name, float(points), kind, tuple(tools)))
     return tuple(out)
@@ -121,6 +126,9 @@ def grade(required: tuple[RequiredVariant, ...], tests: list[dict[str, Any]] | N
             if not mine and variant.kind == FIX:
                 row.update(status=MISSING, why=f"no test checked it: keep the function {variant.name} in your file "
                            "(fix its bug; do not remove it)")
+            elif not mine and variant.kind == PART:
+                row.update(status=MISSING, why=f"no test checked it: keep the function {variant.name} in your file "
+                           "(write its body; do not remove it)")
             elif not mine:
                 row.update(status=MISSING, why=f'no test checked it: register it with LAB_REGISTER_VARIANT(<function>, '
                            f'"{variant.name}", ...) in your file')

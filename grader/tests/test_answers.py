@@ -219,8 +219,10 @@ class KitQuestions(unittest.TestCase):
                 self.assertEqual(rows.get("written answers"), f"{by_hand:g}")
                 steps = [v for v in lab.required_variants if v.kind == variants.STEP]
                 fixes = [v for v in lab.required_variants if v.kind == variants.FIX]
+                parts = [v for v in lab.required_variants if v.kind == variants.PART]
                 self.assertEqual(rows.get("lecture steps"), f"{sum(v.points for v in steps):g}" if steps else None)
                 self.assertEqual(rows.get("find the bug"), f"{sum(v.points for v in fixes):g}" if fixes else None)
+                self.assertEqual(rows.get("further parts"), f"{sum(v.points for v in parts):g}" if parts else None)
                 for variant in lab.required_variants:
                     self.assertIn(f"`{variant.name}`", text, f"the handout does not name the step {variant.name}")
                 performance = next(line for line in text.splitlines() if line.startswith("| performance |"))

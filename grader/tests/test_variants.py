@@ -40,9 +40,10 @@ class ParseTest(unittest.TestCase):
         self.assertEqual([v.name for v in lab.required_variants if v.kind == variants.STEP],
                          ["interleaved", "contiguous", "first_add", "warp_finish"])
 
-    def test_kind_is_step_or_fix(self):
-        parsed = variants.parse([{"name": "a"}, {"name": "fix_a", "kind": "fix"}], "lab.json")
-        self.assertEqual([v.kind for v in parsed], [variants.STEP, variants.FIX])
+    def test_kind_is_step_fix_or_part(self):
+        parsed = variants.parse([{"name": "a"}, {"name": "fix_a", "kind": "fix"}, {"name": "b", "kind": "part"}],
+                                "lab.json")
+        self.assertEqual([v.kind for v in parsed], [variants.STEP, variants.FIX, variants.PART])
         with self.assertRaisesRegex(ValueError, '"kind"'):
             variants.parse([{"name": "a", "kind": "bonus"}], "lab.json")
 
@@ -55,21 +56,31 @@ class ParseTest(unittest.TestCase):
                  for lab in manifest.by_name(KIT).values()}
         self.assertEqual(sorted(lab for lab, found in fixes.items() if found),
                          ["histogram", "matmul", "reduction", "scan", "transpose"])
+        self._check_given_and_tested(variants.FIX, "Fix")
+
+    def test_further_parts_are_given_as_stubs_and_tested(self):
+        # A "part" entry is a new task of the lab: an interface function the skeleton gives
+        # as a stub, tested in a suite Part*Gpu that the built-in weights leave out as well.
+        self._check_given_and_tested(variants.PART, "Part")
+
+    def _check_given_and_tested(self, kind: str, prefix: str) -> None:
+        found_of = {lab.name: [v for v in lab.required_variants if v.kind == kind]
+                    for lab in manifest.by_name(KIT).values()}
         settings = config.load(None)
-        for lab_name, found in fixes.items():
+        for lab_name, found in found_of.items():
             lab = manifest.by_name(KIT)[lab_name]
             for fix in found:
                 with self.subTest(lab=lab_name, fix=fix.name):
                     self.assertIn(fix.name, lab.functions)
-                    definition = re.compile(r"^void " + re.escape(fix.name) + r"\(", re.M)
+                    definition = re.compile(r"^[\w:]+\s+" + re.escape(fix.name) + r"\(", re.M)
                     skeleton = "".join((KIT / path).read_text() for path in lab.editable if path.endswith(".cu"))
-                    self.assertRegex(skeleton, definition, "the skeleton must give the buggy code")
+                    self.assertRegex(skeleton, definition, "the skeleton must give the function's code")
                     solution = "".join(p.read_text() for p in sorted((KIT / "solutions" / lab_name).glob("*.cu")))
                     self.assertRegex(solution, definition)
                     tests = re.sub(r"\s+", " ", (KIT / "labs" / lab_name / f"{lab_name}_test.cu").read_text())
-                    suite = re.search(r"INSTANTIATE_TEST_SUITE_P\(Registered, (Fix\w+Gpu), ::testing::Values\("
+                    suite = re.search(r"INSTANTIATE_TEST_SUITE_P\(Registered, (" + prefix + r"\w+Gpu), ::testing::Values\("
                                       r'std::string\("' + re.escape(fix.name) + r'"\)\)', tests)
-                    self.assertIsNotNone(suite, "no Registered Fix*Gpu suite for it")
+                    self.assertIsNotNone(suite, f"no Registered {prefix}*Gpu suite for it")
                     name = f"Registered/{suite.group(1)}.AnyTest/{fix.name}"
                     self.assertEqual(settings.lab(lab_name).weight(name), 0.0)
                     self.assertEqual([t["name"] for t in variants.tests_of(fix.name, [{"name": name}])], [name])
@@ -139,7 +150,17 @@ class GradeTest(unittest.TestCase):
         self.assertIn("keep the function fix_block_sum", rows["fix_block_sum"]["why"])
         self.assertEqual(variants.test_filter(self.FIX[0]), "Registered/*/fix_hsh_scan")
 
-    def test_sanitizer_tools_only_on_fixes(self):
+    def test_a_removed_part_says_to_keep_it(self):
+        parts = variants.parse([{"name": "spmv_csr", "kind": "part"}], "lab.json")
+        row = variants.grade(parts, [test_row("Sizes/ScanGpu.MatchesCpu/n_33")]).rows[0]
+        self.assertEqual(row["status"], variants.MISSING)
+        self.assertIn("keep the function spmv_csr", row["why"])
+        self.assertIn("write its body", row["why"])
+        self.assertEqual(variants.grade(parts, [test_row("Registered/PartSpmvGpu.X/spmv_csr")]).points, 1.0)
+
+    def test_sanitizer_tools_only_on_fixes_and_parts(self):
+        self.assertEqual(variants.parse([{"name": "a", "kind": "part", "sanitizer": ["memcheck"]}], "x")[0].sanitizer,
+                         ("memcheck",))
         for raw in ([{"name": "a", "sanitizer": ["racecheck"]}], [{"name": "a", "kind": "fix", "sanitizer": ["gdb"]}],
                     [{"name": "a", "kind": "fix", "sanitizer": "racecheck"}]):
             with self.subTest(raw=raw), self.assertRaisesRegex(ValueError, '"sanitizer"'):

@@ -106,3 +106,42 @@ void fix_block_sum(const float* in, float* out, int n) {
   lecture_block_sum_kernel<<<1, kFixBlockThreads>>>(in, out, n);
   LAB_CHECK_LAUNCH();
 }
+
+// ---- Further part: atomicCAS (handout: "Atomics beyond atomicAdd") ------------------------
+// atomicMax exists for ints, not for floats. atomicCAS(address, expected, desired) writes
+// `desired` only if *address still holds `expected`, and returns what it found there: a
+// read-modify-write you build yourself, in a loop that retries when another thread got in
+// first. Plan:
+//   1. a __device__ function that merges one value into *address:
+//        read the current bits; while (the float they stand for) < value: try to swap in
+//        __float_as_int(value) with atomicCAS; stop when the swap succeeded, otherwise
+//        retry with the bits atomicCAS returned (someone else changed them).
+//      Why compare the floats, not the ints? Negative floats' bit patterns order the
+//      other way round.
+//   2. a kernel: each block finds its own maximum (a grid-stride loop and a tree, as in
+//      reduce_max), then ONE thread of the block merges it into *out: one atomic per block,
+//      not one per element.
+//   3. atomic_max_float: set *out to -INFINITY first (a one-thread kernel, or
+//      cudaMemcpy), then launch the kernel. n = 0 needs only the first step.
+void atomic_max_float(const float* in, float* out, int n) {
+  // TODO(student): steps 1-3 above. Until then this writes nothing, and its tests fail.
+  (void)in;
+  (void)out;
+  (void)n;
+}
+
+// ---- Further part: the last block finishes (handout: "The last block finishes") ------------
+// One launch instead of two: each block writes its partial sum to
+// lab::workspace<float>(blocks), then __threadfence() (so that every other block will see
+// that write before it sees the ticket below), then takes a ticket with
+// atomicAdd(counter, 1) (the counter: lab::workspace<unsigned>(1, another slot), set to 0
+// once with cudaMemset before the first call). The block that gets ticket blocks - 1 knows
+// every other partial sum is written and visible: it adds them, writes *out, and sets the
+// counter back to 0 for the next call. Read the partial sums through a `volatile` pointer
+// (or with __ldcg) so that no stale cached copy is used.
+void last_block_sum(const float* in, float* out, int n) {
+  // TODO(student): the plan above. Until then this writes nothing, and its tests fail.
+  (void)in;
+  (void)out;
+  (void)n;
+}

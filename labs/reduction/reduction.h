@@ -32,6 +32,23 @@ void fix_block_sum(const float* in, float* out, int n);
 /// The block size of fix_block_sum (the lecture assumes 1024 threads).
 constexpr int kFixBlockThreads = 1024;
 
+/// Further part (atomics and atomicCAS, handout "Atomics beyond atomicAdd"): the largest of
+/// in[0 .. n-1], written to *out, by blocks that each find their own maximum and then merge it
+/// into *out with an atomic operation. CUDA has atomicMax for ints but none for floats, so
+/// write it with atomicCAS on the float's bits. `in` is a device pointer to n floats, none of
+/// them NaN; `out` a device pointer to one float that does not overlap `in`. *out is
+/// overwritten (never merged with what it held before the call); n = 0 writes -infinity, the
+/// identity of max. 0 <= n <= INT_MAX. Tests: Registered/PartAtomicMaxGpu.*.
+void atomic_max_float(const float* in, float* out, int n);
+
+/// Further part (memory fences, handout "The last block finishes"): the sum of in[0 .. n-1]
+/// in ONE kernel launch. Each block writes its partial sum to scratch memory, makes it
+/// visible to the whole GPU with __threadfence(), and takes a ticket from an atomic counter;
+/// the block that draws the last ticket adds the partial sums and writes *out, then resets
+/// the counter for the next call. Same contract as reduce_sum (n = 0 writes 0.0f; in
+/// unchanged; nothing after *out written). Tests: Registered/PartLastBlockSumGpu.*.
+void last_block_sum(const float* in, float* out, int n);
+
 /// The identity of reduce_max: what it writes for n = 0.
 constexpr int kReduceMaxIdentity = INT_MIN;
 

@@ -572,4 +572,82 @@ TEST_P(FixBlockSumGpu, SumsEveryLengthUpToOneBlock) {
 INSTANTIATE_TEST_SUITE_P(Registered, FixBlockSumGpu, ::testing::Values(std::string("fix_block_sum")),
                          lab::variant_test_name);
 
+// ---- Further part: atomic_max_float (atomicCAS) ---------------------------------------------
+// The maximum of floats of both signs (negative floats' bits order the other way round as
+// ints, so a max on the raw bits goes wrong there), at sizes from one element to many
+// blocks, with the maximum placed first, last or anywhere. out is poisoned with a huge
+// float (0x7F7F7F7F, about 3.4e38): a version that merges into *out without setting it to
+// -infinity first keeps the poison. Named like a registered variant's tests so that the
+// grader finds the part's verdict (labs/reduction/lab.json, "required_variants").
+class PartAtomicMaxGpu : public lab::GpuTestWithParam<std::string> {};
+
+float cpu_max(const std::vector<float>& x) {
+  float best = -std::numeric_limits<float>::infinity();
+  for (float v : x) best = std::max(best, v);
+  return best;
+}
+
+TEST_P(PartAtomicMaxGpu, FindsTheLargestFloat) {
+  constexpr unsigned char kHugePoison = 0x7F;
+  struct Case {
+    int n;
+    float lo, hi;
+    const char* where;  // where the maximum is put: "random", "first", "last"
+  };
+  const Case cases[] = {{1, -5.0f, 5.0f, "random"},       {2, -5.0f, -1.0f, "random"},
+                        {255, -1e30f, -1e-30f, "random"}, {256, -3.0f, 3.0f, "first"},
+                        {257, -3.0f, 3.0f, "last"},       {100000, -1e6f, -1.0f, "random"},
+                        {1 << 20, -1.0f, 1.0f, "last"},   {(1 << 24) + 7, -1e20f, 1e20f, "random"},
+                        {(1 << 24) + 7, -2.0f, -1.0f, "first"}};
+  for (const Case& c : cases) {
+    const lab::Seed seed = lab::case_seed("atomic_max_float", c.n);
+    SCOPED_TRACE("atomic_max_float, n = " + std::to_string(c.n) + ", values in [" + std::to_string(c.lo) + ", " +
+                 std::to_string(c.hi) + "), maximum " + c.where + ", " + lab::seed_note(seed));
+    std::vector<float> x = lab::random_floats(c.n, c.lo, c.hi, seed);
+    const float top = c.hi;  // above every generated value: where it goes is known
+    if (std::string(c.where) == "first") x.front() = top;
+    if (std::string(c.where) == "last") x.back() = top;
+    const float got = run_reduction<float>(atomic_max_float, x, 1, kHugePoison);
+    EXPECT_ARRAY_EQ(std::vector<float>{cpu_max(x)}, std::vector<float>{got})
+        << "the largest element (a result of about 3.4e38 means *out was not set to -infinity first)";
+  }
+  SCOPED_TRACE("atomic_max_float, n = 0");
+  EXPECT_ARRAY_EQ(std::vector<float>{-std::numeric_limits<float>::infinity()},
+                  std::vector<float>{run_reduction<float>(atomic_max_float, {}, 0, kHugePoison)})
+      << "n = 0 writes -infinity, the identity of max";
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, PartAtomicMaxGpu, ::testing::Values(std::string("atomic_max_float")),
+                         lab::variant_test_name);
+
+// ---- Further part: last_block_sum (fences) ---------------------------------------------------
+// Exact sums of whole numbers, so a partial sum read before it was written (or one block's
+// sum read twice) is caught; called many times in a row, so a ticket counter that is not
+// reset for the next call is caught on the second call.
+class PartLastBlockSumGpu : public lab::GpuTestWithParam<std::string> {};
+
+TEST_P(PartLastBlockSumGpu, SumsInOneLaunchCallAfterCall) {
+  for (int n : {0, 1, 255, 256, 257, 4097, 1 << 20, (1 << 24) + 3}) {
+    const lab::Seed seed = lab::case_seed("last_block_sum", n);
+    SCOPED_TRACE("last_block_sum, n = " + std::to_string(n) + ", " + lab::seed_note(seed));
+    const int r = integer_range(n);
+    const std::vector<float> x = lab::integer_floats(n, -r, r, seed);
+    expect_sum(x, run_reduction<float>(last_block_sum, x, 3, kSumPoison), "first call");
+    if (::testing::Test::HasFailure()) return;
+  }
+  const std::vector<float> x = lab::integer_floats(300000, -5, 5, lab::case_seed("last_block_sum", 7));
+  const int kCalls = 20;
+  lab::DeviceBuffer<float> in(x), out(kCalls);
+  out.poison(kSumPoison);
+  for (int call = 0; call < kCalls; ++call) last_block_sum(in.data(), out.data() + call, static_cast<int>(x.size()));
+  LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const float expected = static_cast<float>(reduce_sum_double_cpu(x.data(), static_cast<int>(x.size())));
+  EXPECT_ARRAY_EQ(std::vector<float>(kCalls, expected), out.download())
+      << kCalls << " calls in a row, no synchronisation between them: every call must find the ticket "
+      << "counter at 0 (the last block resets it)";
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, PartLastBlockSumGpu, ::testing::Values(std::string("last_block_sum")),
+                         lab::variant_test_name);
+
 }  // namespace

@@ -384,3 +384,105 @@ LAB_REGISTER_VARIANT(reduce_max, "warp_finish", reduce_warp_finish<MaxOp>, "firs
 LAB_REGISTER_VARIANT(reduce_max, "atomic", reduce_atomic<MaxOp>, "grid stride, one atomicMax per block");
 LAB_REGISTER_VARIANT(reduce_max, "two_pass", reduce_two_pass<MaxOp>, "grid stride, block results reduced by a 2nd launch");
 LAB_REGISTER_VARIANT(reduce_max, "vec4", reduce_vec4<MaxOp>, "two_pass with int4 loads (aligned head, scalar tail)");
+
+// ---- Further part: a float max from atomicCAS ------------------------------------------
+// atomicMax has no float overload. atomicCAS swaps only when the word still holds what we
+// last read, so a loop that re-reads on failure merges one value atomically: it ends as
+// soon as the stored value is at least ours (nothing to do) or our swap succeeded. The
+// comparison is on floats: the bit patterns of negative floats order the other way round
+// as ints. One atomic per block keeps the contention low (a few hundred retries at most).
+namespace {
+
+__device__ void atomic_max_float_at(float* address, float value) {
+  int* word = reinterpret_cast<int*>(address);
+  int seen = *reinterpret_cast<volatile int*>(word);
+  while (__int_as_float(seen) < value) {
+    const int before = atomicCAS(word, seen, __float_as_int(value));
+    if (before == seen) break;  // our value went in
+    seen = before;              // another block changed it first: compare with its value
+  }
+}
+
+struct FloatMaxOp {
+  using T = float;
+  __device__ static float identity() { return -INFINITY; }
+  __device__ static float apply(float a, float b) { return fmaxf(a, b); }
+};
+
+__global__ void set_negative_infinity_kernel(float* out) { *out = -INFINITY; }
+
+__global__ void __launch_bounds__(kThreads) atomic_max_float_kernel(const float* __restrict__ in, int n, float* out) {
+  float acc = -INFINITY;
+  const long long stride = static_cast<long long>(gridDim.x) * kThreads;
+  for (long long i = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) {
+    acc = fmaxf(acc, in[i]);
+  }
+  acc = block_reduce<FloatMaxOp>(acc);
+  if (threadIdx.x == 0) atomic_max_float_at(out, acc);
+}
+
+}  // namespace
+
+void atomic_max_float(const float* in, float* out, int n) {
+  static const int max_blocks = resident_blocks(atomic_max_float_kernel);
+  set_negative_infinity_kernel<<<1, 1>>>(out);
+  LAB_CHECK_LAUNCH();
+  if (n == 0) return;
+  atomic_max_float_kernel<<<grid_for(n, max_blocks), kThreads>>>(in, n, out);
+  LAB_CHECK_LAUNCH();
+}
+
+// ---- Further part: the last block finishes -----------------------------------------------
+// One launch: every block writes its partial sum, then __threadfence() orders that write
+// before the ticket the block takes next, for every observer on the GPU. Without the fence
+// the last block could see all tickets taken and still read a partial sum that is only in
+// another SM's write path. The last block reads the partial sums with __ldcg (from L2, the
+// point of coherence, not a possibly stale L1 line) and resets the counter: the next call
+// starts from 0 without a memset.
+namespace {
+
+constexpr int kTicketSlot = 3, kLastBlockPartialsSlot = 4;
+
+__global__ void __launch_bounds__(kThreads) last_block_sum_kernel(const float* __restrict__ in, int n,
+                                                                  float* partials, unsigned* tickets,
+                                                                  float* out) {
+  __shared__ bool is_last;
+  float acc = 0.0f;
+  const long long stride = static_cast<long long>(gridDim.x) * kThreads;
+  for (long long i = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) acc += in[i];
+  acc = block_reduce<SumOp>(acc);
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = acc;
+    __threadfence();  // the partial sum is visible everywhere before the ticket is
+    is_last = atomicAdd(tickets, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();  // is_last is read by the whole block
+  if (!is_last) return;
+  float total = 0.0f;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += kThreads) total += __ldcg(&partials[b]);
+  total = block_reduce<SumOp>(total);
+  if (threadIdx.x == 0) {
+    *out = total;
+    *tickets = 0;  // every block has taken its ticket: safe to reset for the next launch
+  }
+}
+
+unsigned* ticket_counter() {
+  // Allocated and zeroed once per process (cudaMemset), then kept at 0 by the kernel.
+  static unsigned* counter = [] {
+    unsigned* c = lab::workspace<unsigned>(1, kTicketSlot);
+    LAB_CUDA_CHECK(cudaMemset(c, 0, sizeof(unsigned)));
+    return c;
+  }();
+  return counter;
+}
+
+}  // namespace
+
+void last_block_sum(const float* in, float* out, int n) {
+  static const int max_blocks = resident_blocks(last_block_sum_kernel);
+  const int blocks = grid_for(n, max_blocks);
+  float* partials = lab::workspace<float>(max_blocks, kLastBlockPartialsSlot);
+  last_block_sum_kernel<<<blocks, kThreads>>>(in, n, partials, ticket_counter(), out);
+  LAB_CHECK_LAUNCH();
+}

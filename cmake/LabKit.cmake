@@ -136,7 +136,11 @@ function(add_lab lab)
     foreach(name ${names})
       string(APPEND args ", ${name}")
     endforeach()
+    # Weak: a student library whose file lacks one interface function (a stub deleted, or a
+    # file from before a part was added) still links and loads; that function is simply not
+    # registered, so only its own tests fail (the worker says it is not defined).
     string(APPEND registrations
+      "__attribute__((weak)) decltype(${fn}) ${fn};\n"
       "LAB_REGISTER_VARIANT(${fn}, \"default\", ${fn}, \"the interface function: what the tests and the grader call\");\n")
     string(APPEND proxies
       "${return_type} ${fn}(${params}) {\n  return ::lab::judge::call_interface<decltype(${fn})>(\"${fn}\"${args});\n}\n"

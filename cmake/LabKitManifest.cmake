@@ -37,6 +37,9 @@ function(labkit_json_list out json file key optional)
 endfunction()
 
 function(labkit_read_manifest file prefix)
+  # A changed manifest (a new interface function, say) re-runs the configure step, so the
+  # judge's generated proxy and every list read from it follow.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
   file(READ ${file} json)
   string(JSON schema ERROR_VARIABLE bad GET "${json}" schema)
   if(bad OR NOT schema STREQUAL "labkit-lab")

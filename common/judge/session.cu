@@ -19,6 +19,15 @@
 // the stamps by no more than the boundary's cost as calibrated with empty requests.
 // Otherwise the sample is flagged and timed by the judge's clock minus that bound, so
 // that forged stamps gain at most the calibration's spread.
+//
+// Host memory. Interface functions that take host pointers (a host program, such as
+// vectorAdd's vector_add_host) get them from lab::HostBuffer, whose memory in a judge
+// program comes from the host arena: one memfd of wire::kHostArenaBytes, mapped here and,
+// at each worker's start, passed to the worker, which maps it before its sandbox closes.
+// A host pointer into the arena crosses as its offset; any other host pointer is refused
+// with a message. The arena's bookkeeping stays in the judge's own memory (the worker can
+// write every byte of the arena), and its size is sealed (the worker cannot shrink it
+// and so fault the judge).
 #include <cuda.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -31,6 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -39,6 +49,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -86,6 +97,125 @@ __global__ void labkit_hold_kernel(unsigned long long nanoseconds) {
 }
 
 std::string bounded(const char* text, std::size_t size) { return std::string(text, strnlen(text, size)); }
+
+// A memfd whose size no process can change any more: a process that maps it (the worker)
+// cannot truncate it under the other's mapping, which would fault the judge (SIGBUS).
+int sealed_memfd(const char* name, std::uint64_t bytes) {
+  const int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    const int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
+}
+
+std::string mib(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+// The host arena (see the top of this file): first-fit blocks of whole pages.
+class HostArena {
+ public:
+  static constexpr std::uint64_t kPage = 4096;
+
+  /// The arena's file, for a worker's start (creates the arena on first use).
+  int fd() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    ensure();
+    return m_fd;
+  }
+
+  void* allocate(std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    ensure();
+    const bool too_large = bytes > wire::kHostArenaBytes;
+    const std::uint64_t need = too_large ? 0 : (std::max<std::uint64_t>(bytes, 1) + kPage - 1) / kPage * kPage;
+    std::uint64_t start = 0, in_use = 0;  // first fit: the first gap between blocks, else after the last
+    bool found = false;
+    for (const auto& [offset, size] : m_blocks) {
+      if (!found && offset - start >= need) found = true;
+      if (!found) start = offset + size;
+      in_use += size;
+    }
+    if (too_large || (!found && wire::kHostArenaBytes - start < need)) {
+      throw std::length_error("lab::HostBuffer of " + mib(bytes) + " does not fit: in the grader's judge programs "
+                              "every HostBuffer lives in a host arena of " + mib(wire::kHostArenaBytes) +
+                              " shared with the worker process, and " + mib(in_use) +
+                              " of it are in use; use smaller host buffers or free some first");
+    }
+    m_blocks[start] = need;
+    return m_base + start;
+  }
+
+  void release(void* pointer) noexcept {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    const auto block = m_blocks.find(static_cast<std::uint64_t>(static_cast<char*>(pointer) - m_base));
+    if (pointer == nullptr || m_base == nullptr || block == m_blocks.end()) return;
+    // Give the pages back: the arena then costs what its live buffers hold, and a new
+    // buffer starts as zeros, not as an earlier test's data.
+    (void)fallocate(m_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(block->first),
+                    static_cast<off_t>(block->second));
+    m_blocks.erase(block);
+  }
+
+  /// Whether `pointer` lies in the arena (its end included), and at which offset.
+  bool contains(const void* pointer, std::uint64_t* offset) const {
+    const char* p = static_cast<const char*>(pointer);
+    if (m_base == nullptr || p < m_base || p > m_base + wire::kHostArenaBytes) return false;
+    *offset = static_cast<std::uint64_t>(p - m_base);
+    return true;
+  }
+
+ private:
+  void ensure() {
+    if (m_base != nullptr) return;
+    int fd = sealed_memfd("labkit-host-arena", wire::kHostArenaBytes);
+    // Well above the numbers a worker's start dup2()s onto (wire::kChannelFd, kArenaFd).
+    const int moved = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 16) : -1;
+    if (fd >= 0) close(fd);
+    fd = moved;
+    void* memory = fd >= 0 ? mmap(nullptr, wire::kHostArenaBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                           : MAP_FAILED;
+    if (memory == MAP_FAILED) {
+      const std::string why = std::strerror(errno);
+      if (fd >= 0) close(fd);
+      throw std::runtime_error("cannot create the judge's host arena (lab::HostBuffer memory): " + why);
+    }
+    m_fd = fd;
+    m_base = static_cast<char*>(memory);
+  }
+
+  std::mutex m_mutex;
+  int m_fd = -1;
+  char* m_base = nullptr;
+  std::map<std::uint64_t, std::uint64_t> m_blocks;  // offset -> bytes, in the judge's own memory
+};
+
+HostArena& host_arena() {
+  static HostArena* arena = new HostArena();  // never destroyed: HostBuffers may outlive static destructors
+  return *arena;
+}
+
+// Whether `pointer` lies in a readable mapping of this process (host memory).
+bool readable_host_memory(const void* pointer) {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    char* end = nullptr;
+    const std::uintptr_t start = std::strtoull(line.c_str(), &end, 16);
+    if (end == nullptr || *end != '-') continue;
+    const std::uintptr_t stop = std::strtoull(end + 1, &end, 16);
+    if (address >= start && address < stop) return end != nullptr && end[0] == ' ' && end[1] == 'r';
+  }
+  return false;
+}
 
 std::string describe_exit(int status) {
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
@@ -217,8 +347,9 @@ class Worker {
       munmap(m_channel, sizeof(wire::Channel));
       m_channel = nullptr;
     }
-    const int fd = memfd_create("labkit-channel", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, sizeof(wire::Channel)) != 0) {
+    const int arena = host_arena().fd();  // throws when it cannot be made
+    const int fd = sealed_memfd("labkit-channel", sizeof(wire::Channel));
+    if (fd < 0) {
       throw std::runtime_error("cannot create the worker's channel: " + std::string(std::strerror(errno)));
     }
     void* memory = mmap(nullptr, sizeof(wire::Channel), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -261,6 +392,7 @@ class Worker {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fd, wire::kChannelFd);
+    posix_spawn_file_actions_adddup2(&actions, arena, wire::kArenaFd);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     if (log >= 0) {
       posix_spawn_file_actions_adddup2(&actions, log, 1);
@@ -504,6 +636,8 @@ class JudgeRemote final : public Remote {
   void set_boundary(bool reference, double bound_ms) override {
     (reference ? m_reference : m_student).bound_ms = bound_ms;
   }
+  void* allocate_host(std::size_t bytes) override { return host_arena().allocate(bytes); }
+  void free_host(void* pointer) noexcept override { host_arena().release(pointer); }
 
   std::string describe() const override {
     std::string out;
@@ -602,17 +736,28 @@ void encode_pointer(wire::Arg& arg, const void* pointer, int index, const char* 
     arg.kind = wire::ArgKind::Null;
     return;
   }
+  std::uint64_t arena_offset = 0;
+  if (host_arena().contains(pointer, &arena_offset)) {
+    // A lab::HostBuffer: the worker maps the same arena.
+    arg.kind = wire::ArgKind::Host;
+    arg.offset = arena_offset;
+    return;
+  }
   CUdeviceptr base = 0;
   std::size_t size = 0;
   if (address_range()(&base, &size, reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS) {
-    // Not device memory of the judge: a pointer the callee must not dereference (an
-    // empty buffer plus an offset, say). It crosses as a number; dereferencing it faults
-    // in the worker, as it would have faulted here.
+    if (readable_host_memory(pointer)) {
+      throw std::invalid_argument("argument " + std::to_string(index + 1) + " of " + function +
+                                  " is host memory that the worker cannot see: host arguments must come from "
+                                  "lab::HostBuffer (in the grader's judge programs its memory is shared with the "
+                                  "worker process; a std::vector's or cudaMallocHost's memory is not)");
+    }
+    // Not memory of the judge: a pointer the callee must not dereference (an empty
+    // buffer plus an offset, say). It crosses as a number; dereferencing it faults in
+    // the worker, as it would have faulted here.
     arg.kind = wire::ArgKind::Opaque;
     const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(pointer);
     std::memcpy(arg.value, &address, sizeof address);
-    (void)index;
-    (void)function;
     return;
   }
   cudaIpcMemHandle_t handle;

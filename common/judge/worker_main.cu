@@ -6,6 +6,7 @@
 //   <lab>_worker --impl LIBRARY --device N --parent PID [--no-sandbox]
 //
 // It closes every inherited file but the channel (fd 3) and its log (stdout, stderr),
+// maps the host arena (fd 4: the judge's lab::HostBuffer memory) and closes that file too,
 // creates its CUDA context, puts itself in the sandbox (sandbox.h), reports the
 // protections in force, and only then loads the implementation library: the library's
 // constructors already run sandboxed. It then serves the judge's requests one at a time
@@ -17,9 +18,11 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -72,6 +75,41 @@ void close_unused_mappings() {
   }
 }
 
+// The host arena: the judge's lab::HostBuffer memory, mapped at start-up (before the
+// sandbox closes), the same size as in the judge.
+struct HostArena {
+  char* base = nullptr;
+  std::uint64_t bytes = 0;
+};
+HostArena& host_arena() {
+  static HostArena arena;
+  return arena;
+}
+
+// Maps the arena the judge passed at wire::kArenaFd, then closes the file: the mapping is
+// all the worker keeps (the judge sealed the file's size, so nothing can shrink it under
+// the judge's feet either). Returns "" or what went wrong.
+std::string map_host_arena() {
+  struct stat st {};
+  if (fstat(wire::kArenaFd, &st) != 0) return "no host arena at fd 4";
+  if (static_cast<std::uint64_t>(st.st_size) != wire::kHostArenaBytes) {
+    close(wire::kArenaFd);
+    return "the host arena at fd 4 has " + std::to_string(st.st_size) + " bytes, not " +
+           std::to_string(wire::kHostArenaBytes) + ": rebuild the kit";
+  }
+  void* memory = mmap(nullptr, wire::kHostArenaBytes, PROT_READ | PROT_WRITE, MAP_SHARED, wire::kArenaFd, 0);
+  close(wire::kArenaFd);
+  if (memory == MAP_FAILED) return std::string("cannot map the host arena: ") + std::strerror(errno);
+  host_arena() = {static_cast<char*>(memory), wire::kHostArenaBytes};
+  return "";
+}
+
+// Set when the current call returned a CUDA error as its result (note_returned_error()).
+bool& returned_error() {
+  static bool flag = false;
+  return flag;
+}
+
 __global__ void labkit_noop_kernel() {}
 
 // Writes the GPU's clock: one of the two stamps around a timed call.
@@ -109,7 +147,12 @@ void set_message(wire::Reply& reply, const std::string& text) {
 // After a call: wait for the whole device, then report a fault or an unchecked launch error.
 void finish_gpu_work(wire::Reply& reply, const char* what) {
   cudaError_t status = cudaDeviceSynchronize();
-  if (status == cudaSuccess) status = cudaGetLastError();
+  if (status == cudaSuccess) {
+    status = cudaGetLastError();  // reads and clears the runtime's record of the last error
+    // A function that returns a CUDA status (a host program's cudaMalloc failed, say) and
+    // returned an error has reported it: the runtime's record of it is no unchecked launch.
+    if (status != cudaSuccess && returned_error()) return;
+  }
   if (status == cudaSuccess) return;
   // Sticky errors (an illegal address, a failed launch) fail every later call: the context is lost.
   const bool lost = cudaDeviceSynchronize() != cudaSuccess;
@@ -119,7 +162,8 @@ void finish_gpu_work(wire::Reply& reply, const char* what) {
   if (lost) {
     message += ": the GPU context of the worker process is lost, so the next call runs in a new one";
   } else {
-    message += ": a kernel launch failed and nothing checked it (put LAB_CHECK_LAUNCH() after each launch)";
+    message += ": a kernel launch failed and nothing checked it (put LAB_CHECK_LAUNCH() after each launch), or "
+               "a CUDA call failed and its error was ignored";
   }
   reply.status = lost ? wire::Status::Fault : wire::Status::Error;
   set_message(reply, message);
@@ -184,6 +228,16 @@ InvokerRegistrar::InvokerRegistrar(const char* function, Invoker invoker) { invo
 
 WorkerLabRegistrar::WorkerLabRegistrar(const char* lab) { worker_lab() = lab; }
 
+void* open_host_argument(const wire::Arg& arg) {
+  const HostArena& arena = host_arena();
+  if (arena.base == nullptr) throw BadRequest("a host argument, but this worker has no host arena");
+  // Offset == size is the end of the arena: a pointer one past a buffer, never dereferenced.
+  if (arg.offset > arena.bytes) throw BadRequest("a host argument outside the host arena");
+  return arena.base + arg.offset;
+}
+
+void note_returned_error() { returned_error() = true; }
+
 void* open_device_argument(const wire::Arg& arg) {
   for (Mapping& m : mappings()) {
     if (std::memcmp(&m.handle, &arg.handle, sizeof m.handle) == 0) {
@@ -205,7 +259,7 @@ int worker_main(int argc, char** argv) {
   const Args args = parse(argc, argv);
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (args.parent != 0 && getppid() != args.parent) return 0;  // the judge is already gone
-  for (int fd = wire::kChannelFd + 1; fd < 4096; ++fd) close(fd);  // nothing inherited but the channel and the log
+  for (int fd = wire::kArenaFd + 1; fd < 4096; ++fd) close(fd);  // nothing inherited but the channel, arena and log
   void* memory = mmap(nullptr, sizeof(wire::Channel), PROT_READ | PROT_WRITE, MAP_SHARED, wire::kChannelFd, 0);
   if (memory == MAP_FAILED) {
     std::fprintf(stderr, "labkit worker: no channel at fd %d: started by hand? It is started by the judge programs.\n",
@@ -217,15 +271,15 @@ int worker_main(int argc, char** argv) {
     std::fprintf(stderr, "labkit worker: the judge speaks another version of the channel: rebuild the kit\n");
     return 2;
   }
+  std::string startup_error = map_host_arena();
   limit_process();
 
-  std::string startup_error;
   // Spin while waiting for the GPU: the judge's clock runs until the worker notices its
   // work is done, and a sleeping wait adds tens of microseconds, more after long kernels.
   cudaError_t status = cudaSetDeviceFlags(cudaDeviceScheduleSpin);
   if (status == cudaSuccess) status = cudaSetDevice(args.device);
   if (status == cudaSuccess) status = cudaFree(nullptr);  // creates the context before the sandbox closes
-  if (status != cudaSuccess) {
+  if (status != cudaSuccess && startup_error.empty()) {
     startup_error = std::string("the worker could not use the GPU: ") + cudaGetErrorName(status) + " (" +
                     cudaGetErrorString(status) + ")";
   }
@@ -245,6 +299,7 @@ int worker_main(int argc, char** argv) {
     const wire::Request& request = channel->request;
     wire::Reply& reply = channel->reply;
     reply.status = wire::Status::Ok;
+    returned_error() = false;
     reply.message[0] = '\0';
     reply.nvariants = 0;
     std::memset(reply.value, 0, sizeof reply.value);

@@ -1,10 +1,14 @@
 // Provided by the kit. The installed Remote (lab/remote.h): null unless a judge program's
-// proxy installed one at start-up.
+// proxy installed one at start-up; and where lab::HostBuffer's memory comes from, which
+// depends on it (ordinary memory, or the judge's arena shared with its workers).
 #include "lab/remote.h"
 
 #include <cmath>
 #include <cstdlib>
+#include <new>
 #include <stdexcept>
+
+#include "lab/buffer.h"
 
 namespace lab {
 namespace {
@@ -17,6 +21,31 @@ Remote*& installed() {
 Remote* remote() { return installed(); }
 
 void install_remote(Remote* r) { installed() = r; }
+
+namespace detail {
+
+namespace {
+constexpr std::align_val_t kHostBufferAlignment{4096};  // a page, as the judge's arena gives
+}  // namespace
+
+void* host_buffer_allocate(std::size_t bytes, bool* shared) {
+  if (Remote* r = remote()) {
+    *shared = true;
+    return r->allocate_host(bytes);
+  }
+  *shared = false;
+  return ::operator new(bytes, kHostBufferAlignment);
+}
+
+void host_buffer_free(void* pointer, bool shared) noexcept {
+  if (shared) {
+    if (Remote* r = remote()) r->free_host(pointer);
+    return;
+  }
+  ::operator delete(pointer, kHostBufferAlignment);
+}
+
+}  // namespace detail
 
 const std::vector<RemoteOptionSpec>& remote_option_table() {
   static const std::vector<RemoteOptionSpec> table = {

@@ -1,12 +1,16 @@
 // Provided by the kit. Device memory without leaks: DeviceBuffer<T> frees itself, and
 // lab::workspace<T>(count) hands out grow-only scratch memory, so an implementation
-// does not pay cudaMalloc inside the timed region.
+// does not pay cudaMalloc inside the timed region. HostBuffer<T> is the host array the
+// tests pass to interface functions that take host pointers.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -82,6 +86,93 @@ template <class T>
 DeviceBuffer<T> to_device(const std::vector<T>& host) {
   return DeviceBuffer<T>(host);
 }
+
+namespace detail {
+/// Memory for a HostBuffer (page-aligned): from the installed Remote when there is one
+/// (`*shared` is then true), else ordinary memory (common/src/remote.cpp).
+void* host_buffer_allocate(std::size_t bytes, bool* shared);
+/// Returns memory from host_buffer_allocate().
+void host_buffer_free(void* pointer, bool shared) noexcept;
+}  // namespace detail
+
+/// RAII host array of `size()` elements of T (contents uninitialised) for interface
+/// functions that take host pointers, such as a host program that does its own copies.
+/// In a student's test program it is ordinary memory. In the grader's judge programs the
+/// code under test runs in another process, and a HostBuffer's memory is shared with it
+/// (a fixed-size arena, lab/judge/wire.h): only HostBuffer memory can be passed there as
+/// a host argument. That process can read and write every HostBuffer while a call runs,
+/// so keep expected results in a std::vector, never in a HostBuffer.
+template <class T>
+class HostBuffer {
+  static_assert(std::is_trivially_copyable_v<T>, "a HostBuffer holds trivially copyable elements");
+
+ public:
+  HostBuffer() = default;
+  /// Allocates `count` elements.
+  explicit HostBuffer(std::size_t count) : m_count(count) {
+    if (count > static_cast<std::size_t>(-1) / sizeof(T)) throw std::length_error("lab::HostBuffer: too many elements");
+    if (count > 0) m_ptr = static_cast<T*>(detail::host_buffer_allocate(bytes(), &m_shared));
+  }
+  /// Allocates and copies `values` in.
+  explicit HostBuffer(const std::vector<T>& values) : HostBuffer(values.size()) { assign(values); }
+  ~HostBuffer() { release(); }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  HostBuffer(HostBuffer&& other) noexcept
+      : m_ptr(std::exchange(other.m_ptr, nullptr)),
+        m_count(std::exchange(other.m_count, 0)),
+        m_shared(std::exchange(other.m_shared, false)) {}
+  HostBuffer& operator=(HostBuffer&& other) noexcept {
+    if (this != &other) {
+      release();
+      m_ptr = std::exchange(other.m_ptr, nullptr);
+      m_count = std::exchange(other.m_count, 0);
+      m_shared = std::exchange(other.m_shared, false);
+    }
+    return *this;
+  }
+
+  /// Host pointer to the first element (null when empty).
+  T* data() noexcept { return m_ptr; }
+  /// Host pointer to the first element (null when empty).
+  const T* data() const noexcept { return m_ptr; }
+  /// Number of elements.
+  std::size_t size() const noexcept { return m_count; }
+  /// Number of bytes.
+  std::size_t bytes() const noexcept { return m_count * sizeof(T); }
+  /// Element `i` (unchecked).
+  T& operator[](std::size_t i) noexcept { return m_ptr[i]; }
+  /// Element `i` (unchecked).
+  const T& operator[](std::size_t i) const noexcept { return m_ptr[i]; }
+
+  /// Copies `values` in; its size must equal size().
+  void assign(const std::vector<T>& values) {
+    if (values.size() != m_count) throw std::length_error("HostBuffer::assign: the vector's size differs from the buffer's");
+    if (m_count > 0) std::memcpy(m_ptr, values.data(), bytes());
+  }
+  /// Copies the whole buffer to a new vector.
+  std::vector<T> to_vector() const {
+    std::vector<T> out(m_count);
+    if (m_count > 0) std::memcpy(out.data(), m_ptr, bytes());
+    return out;
+  }
+  /// Sets every byte to `value` (0xFF: floats NaN, integers -1 / max), so that an element
+  /// the code under test should have written, and did not, cannot pass for a result.
+  void poison(unsigned char value = 0xFF) {
+    if (m_count > 0) std::memset(m_ptr, value, bytes());
+  }
+
+ private:
+  void release() noexcept {
+    if (m_ptr != nullptr) detail::host_buffer_free(m_ptr, m_shared);
+    m_ptr = nullptr;
+    m_count = 0;
+    m_shared = false;
+  }
+  T* m_ptr = nullptr;
+  std::size_t m_count = 0;
+  bool m_shared = false;  // from the Remote's shared arena, not ordinary memory
+};
 
 /// Number of independent workspace slots (a function needing two scratch arrays uses two slots).
 constexpr int kWorkspaceSlots = 8;

@@ -8,6 +8,7 @@
 // seam between the two, so the harness needs no judge code of its own.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,12 @@ class Remote {
   virtual void set_boundary(bool reference, double bound_ms) = 0;
   /// Lines for the report: the sandbox in force in each worker, restarts.
   virtual std::string describe() const = 0;
+  /// Host memory the workers can read and write (lab::HostBuffer's storage in a judge
+  /// program: one arena of fixed size shared with every worker). Throws
+  /// std::length_error, with the arena's size in the message, when it is full.
+  virtual void* allocate_host(std::size_t bytes) = 0;
+  /// Returns memory from allocate_host().
+  virtual void free_host(void* pointer) noexcept = 0;
 };
 
 /// The installed Remote, or null in programs that link the implementation.

@@ -77,7 +77,9 @@ struct GradedVariantRegistrar {
 template <class Fn>
 struct VariantRegistrar {
   VariantRegistrar(const char* function, const char* name, Fn* fn, const char* description) {
-    local_variants().add({function, name, reinterpret_cast<AnyFunction>(fn), description});
+    // Null only for a weak interface function that the library does not define (add_lab's
+    // generated exports): nothing to register.
+    if (fn != nullptr) local_variants().add({function, name, reinterpret_cast<AnyFunction>(fn), description});
   }
 };
 

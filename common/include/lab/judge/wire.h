@@ -6,7 +6,9 @@
 // one page-aligned block of memory (a memfd) laid out as `Channel`: the judge writes a
 // request and bumps `request_seq`; the worker answers in `reply` and sets `reply_seq`
 // to the same number. Device buffers cross as CUDA IPC handles of their allocation plus
-// an offset, so the worker computes on the judge's own buffers.
+// an offset, so the worker computes on the judge's own buffers. Host buffers
+// (lab::HostBuffer) cross as offsets into the host arena: a second memfd, of a fixed size,
+// that the judge maps and hands to the worker at start-up, and that both sides see alike.
 //
 // The worker is not trusted: the judge reads a reply only once, right after the worker
 // signalled it, copies it out, and bounds every string and count it takes from it.
@@ -20,7 +22,7 @@
 namespace lab::judge::wire {
 
 constexpr std::uint32_t kMagic = 0x4c424a44;  // "LBJD"
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 constexpr int kMaxArgs = 16;
 constexpr int kNameBytes = 64;
 constexpr int kDescriptionBytes = 160;
@@ -29,6 +31,11 @@ constexpr int kMaxVariants = 64;
 constexpr int kValueBytes = 16;
 /// The file descriptor the worker finds the channel at.
 constexpr int kChannelFd = 3;
+/// The file descriptor the worker finds the host arena at; it maps it and closes it.
+constexpr int kArenaFd = 4;
+/// The host arena's size: every lab::HostBuffer of a judge program lives in it. Pages
+/// cost memory only once written, so the size is a limit, not a reservation.
+constexpr std::uint64_t kHostArenaBytes = std::uint64_t{1} << 30;
 
 /// What the judge asks.
 enum class Op : std::uint32_t {
@@ -47,16 +54,18 @@ enum class Status : std::uint32_t {
   BadRequest = 3,  ///< no such function or variant, wrong arguments
 };
 
-/// Null; a device buffer of the judge; a value; or a pointer that is no device memory
-/// (e.g. a zero-length buffer plus an offset), passed on as a number the callee must not
-/// dereference, as it could not in the judge either.
-enum class ArgKind : std::uint32_t { Null = 0, Device = 1, Value = 2, Opaque = 3 };
+/// Null; a device buffer of the judge; a value; a pointer that is no memory of the
+/// judge's (e.g. a zero-length buffer plus an offset), passed on as a number the callee
+/// must not dereference, as it could not in the judge either; or a pointer into the host
+/// arena (a lab::HostBuffer).
+enum class ArgKind : std::uint32_t { Null = 0, Device = 1, Value = 2, Opaque = 3, Host = 4 };
 
-/// One argument of a call: a device pointer (allocation handle + offset) or a value.
+/// One argument of a call: a device pointer (allocation handle + offset), a host pointer
+/// (offset into the host arena) or a value.
 struct Arg {
   ArgKind kind;
   std::uint32_t bytes;    ///< Value: the size of the value
-  std::uint64_t offset;   ///< Device: bytes from the allocation's base
+  std::uint64_t offset;   ///< Device: bytes from the allocation's base; Host: bytes from the arena's start
   cudaIpcMemHandle_t handle;
   unsigned char value[kValueBytes];
 };

@@ -30,7 +30,34 @@ class BadRequest : public std::runtime_error {
 /// Maps the IPC handles of one request to pointers in this process (worker_main.cu).
 void* open_device_argument(const wire::Arg& arg);
 
+/// The pointer into the host arena (shared with the judge) that a Host argument names;
+/// BadRequest when it lies outside the arena (worker_main.cu).
+void* open_host_argument(const wire::Arg& arg);
+
+/// Records that the current call returned a CUDA error as its result, so the runtime's
+/// record of that error (cudaGetLastError) is reported, not an unchecked launch (worker_main.cu).
+void note_returned_error();
+
 namespace detail {
+
+template <class R, class = void>
+struct has_status_member : std::false_type {};
+template <class R>
+struct has_status_member<R, std::void_t<decltype(std::declval<const R&>().status)>> : std::true_type {};
+
+/// Whether a call's result reports a CUDA error: a cudaError_t, or a struct whose member
+/// `status` is one (e.g. vectorAdd's HostRunResult), that is not cudaSuccess.
+template <class R>
+bool returns_cuda_error(const R& result) {
+  if constexpr (std::is_same_v<R, cudaError_t>) {
+    return result != cudaSuccess;
+  } else if constexpr (has_status_member<R>::value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(result.status)>, cudaError_t>) return result.status != cudaSuccess;
+    return false;
+  } else {
+    return false;
+  }
+}
 
 template <class T>
 T decode(const wire::Arg& arg, int index) {
@@ -41,8 +68,9 @@ T decode(const wire::Arg& arg, int index) {
       std::memcpy(&address, arg.value, sizeof address);
       return reinterpret_cast<T>(address);
     }
+    if (arg.kind == wire::ArgKind::Host) return static_cast<T>(open_host_argument(arg));
     if (arg.kind != wire::ArgKind::Device) {
-      throw BadRequest("argument " + std::to_string(index + 1) + " should be a device pointer");
+      throw BadRequest("argument " + std::to_string(index + 1) + " should be a device or host pointer");
     }
     return static_cast<T>(open_device_argument(arg));
   } else {
@@ -69,6 +97,11 @@ struct Invoke<R(A...)> {
                   std::index_sequence<I...>) {
     using Fn = R(A...);
     Fn* fn = registry.get<Fn>(request.function, request.variant);
+    if (fn == nullptr && std::strncmp(request.variant, "default", wire::kNameBytes) == 0) {
+      throw BadRequest(std::string("your file does not define ") + request.function +
+                       ", an interface function of the lab's header: keep it in your file (the skeleton's "
+                       "version, even unfinished, is enough to build)");
+    }
     if (fn == nullptr) {
       throw BadRequest(std::string("the library registers no variant '") + request.variant + "' of " +
                        request.function);
@@ -83,6 +116,7 @@ struct Invoke<R(A...)> {
     } else {
       const R result = std::apply(fn, args);
       std::memcpy(reply.value, &result, sizeof(R));
+      if (detail::returns_cuda_error(result)) note_returned_error();
     }
   }
   static void call(const VariantRegistry& registry, const wire::Request& request, wire::Reply& reply) {

@@ -2,7 +2,8 @@
 //
 // Write a kernel in which each thread adds one pair of elements, and launch enough
 // threads to cover the whole vector. Then make it fast: the bench compares you with
-// the reference and with the memory bandwidth of your GPU.
+// the reference and with the memory bandwidth of your GPU. Part A (at the end of this
+// file) is the host program around the kernel: allocate, copy, launch, copy back, free.
 //
 //   cmake --build --preset dev && ./build/dev/bin/vectorAdd_test   # correctness
 //   ./build/dev/bin/vectorAdd_bench                                       # timing
@@ -40,3 +41,59 @@ void vector_add(const float* a, const float* b, float* c, int n) {
 //                          "one line on what it does");
 //   Needed: "one_per_thread" and "grid_stride" (include "lab/variants.h").
 //   Your vector_add may call the fastest of them.
+
+// ---- Part A: the host program (handout: "Part A: the host program") ------------------------
+//
+// vector_add above takes device pointers: the tests did the copying for you. Here you
+// write that part yourself, as lecture 1 does, for n floats in HOST memory:
+//   1. allocate device memory for a, b and c   cudaMalloc(&d_a, bytes)        bytes, not floats
+//   2. copy the inputs to the device            cudaMemcpy(d_a, h_a, bytes, cudaMemcpyHostToDevice)
+//   3. launch vector_add_kernel, and check it   kernel<<<blocks, threads>>>(...); cudaGetLastError()
+//   4. copy the result back                     cudaMemcpy(h_c, d_c, bytes, cudaMemcpyDeviceToHost)
+//   5. free the device memory                   cudaFree(d_a), ...
+// and time the kernel alone with two events: cudaEventCreate both, cudaEventRecord(start, 0)
+// just before the launch and cudaEventRecord(stop, 0) just after it, then, once the GPU has
+// passed `stop`, cudaEventElapsedTime(&ms, start, stop); cudaEventDestroy both at the end.
+//
+// Why check every call: a CUDA call that fails does nothing else, and the ones after it
+// then work on memory that was never allocated or data that never arrived. Unlike the
+// lecture's checks, do not print and exit(): return the first error, as the interface
+// says, after freeing what you allocated (a library that exits takes its caller with it).
+// A pattern that frees on every path:
+//   float* d_a = nullptr; ...                            // cudaFree(nullptr) does nothing
+//   cudaError_t status = cudaMalloc(&d_a, bytes);
+//   if (status == cudaSuccess) status = cudaMalloc(&d_b, bytes);
+//   ... each step only while status == cudaSuccess ...
+//   cudaFree(d_a); cudaFree(d_b); cudaFree(d_c);         // one clean-up for every path
+//   return {status, status == cudaSuccess ? ms : 0.0f};
+// The tests fill all free device memory but one array's worth, so that your second
+// cudaMalloc fails: they expect cudaErrorMemoryAllocation back, h_c untouched, and the
+// first allocation freed.
+
+HostRunResult vector_add_host(const float* h_a, const float* h_b, float* h_c, int n) {
+  // TODO(student): return {cudaSuccess, 0.0f} at once for n <= 0 (nothing to copy, and a
+  //   launch of 0 blocks is an error); then steps 1-5 above, timing the kernel with events.
+  (void)h_a;
+  (void)h_b;
+  (void)h_c;
+  (void)n;
+  return {cudaErrorNotYetImplemented, 0.0f};  // h_c untouched: the tests fail until you write it
+}
+
+// The same with pinned (page-locked) host memory. cudaMemcpy from ordinary memory goes
+// through a pinned buffer of the driver's, chunk by chunk; from memory allocated with
+// cudaMallocHost the GPU's copy engine reads the host memory directly, and the copies
+// can be asynchronous (cudaMemcpyAsync(dst, src, bytes, kind, 0): queued on the default
+// stream, in order with the kernel; wait with cudaStreamSynchronize(0) before reading).
+
+HostRunResult vector_add_host_pinned(const float* h_a, const float* h_b, float* h_c, int n) {
+  // TODO(student): as vector_add_host, but first cudaMallocHost three staging buffers,
+  //   memcpy h_a and h_b into them, copy to and from the device with cudaMemcpyAsync,
+  //   cudaStreamSynchronize(0), then memcpy the result into h_c. Free the staging
+  //   buffers with cudaFreeHost on every path too.
+  (void)h_a;
+  (void)h_b;
+  (void)h_c;
+  (void)n;
+  return {cudaErrorNotYetImplemented, 0.0f};
+}

@@ -3,15 +3,21 @@
 //   ./build/dev/bin/vectorAdd_test                          all tests
 //   ./build/dev/bin/vectorAdd_test --gtest_filter='*n_1025*' one size
 //   ./build/dev/bin/vectorAdd_test --seed=7                 other random data
+//   ./build/dev/bin/vectorAdd_test --gtest_filter='*PartHostProgram*'   Part A only
 //
 // Each GPU test: prepare inputs and the expected result on the CPU, poison the output
 // (NaN) so an element your kernel skips cannot pass, run vector_add, then verify the
 // result exactly, the memory just past the output, and that the inputs are unchanged.
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "lab/remote.h"
 #include "lab/testing.h"
 #include "vectorAdd.h"
 
@@ -156,6 +162,237 @@ TEST_P(VectorAddVariantsGpu, MatchesCpuAtEverySize) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, VectorAddVariantsGpu, ::testing::ValuesIn(lab::registered_variants("vector_add")),
+                         lab::variant_test_name);
+
+// ---- Part A: the host program (vector_add_host, vector_add_host_pinned) --------------------
+// These functions take HOST pointers. The tests pass lab::HostBuffer memory: ordinary memory
+// here, and memory shared with the worker process in the grader's judge (common/judge/session.cu).
+
+// A HostBuffer is an ordinary host array (in the judge: page-aligned blocks of a shared
+// arena of fixed size, with a clear message when it is full).
+TEST(HostBufferCpu, HoldsValuesAndGivesMemoryBack) {
+  const std::vector<float> values{1.0f, -2.5f, 3.25f};
+  lab::HostBuffer<float> buffer(values);
+  EXPECT_EQ(buffer.size(), 3u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffer.data()) % 4096, 0u) << "HostBuffer memory is page-aligned";
+  EXPECT_EQ(buffer.to_vector(), values);
+  lab::HostBuffer<float> moved = std::move(buffer);
+  EXPECT_EQ(buffer.data(), nullptr);
+  EXPECT_EQ(moved.to_vector(), values);
+  moved.poison();
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(3, 0xFFFFFFFFu), lab::bits_of(moved.to_vector()));
+  EXPECT_EQ(lab::HostBuffer<float>(0).data(), nullptr);
+  if (lab::remote() == nullptr) return;  // the rest is about the judge's arena (1 GiB)
+  // Nothing here writes the buffers, so their pages cost no memory.
+  constexpr std::size_t kBig = std::size_t{400} << 20;
+  auto first = std::make_unique<lab::HostBuffer<char>>(kBig);
+  lab::HostBuffer<char> second(kBig);
+  try {
+    lab::HostBuffer<char> third(kBig);
+    ADD_FAILURE() << "a third HostBuffer of 400 MiB fit in the judge's arena of 1024 MiB";
+  } catch (const std::length_error& e) {
+    EXPECT_NE(std::string(e.what()).find("1024.0 MiB"), std::string::npos) << e.what();
+  }
+  first.reset();  // its blocks are free again
+  lab::HostBuffer<char> third(kBig);
+  EXPECT_NE(third.data(), nullptr);
+}
+
+using HostProgramFn = decltype(vector_add_host);
+
+// Device memory that is free now (device-wide: the judge's worker process counts too).
+std::size_t free_device_bytes() {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  LAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return free_bytes;
+}
+
+double mib(double bytes) { return bytes / (1 << 20); }
+
+// Allocations come in pages of 2 MiB and the driver keeps a little for itself, so device
+// memory is compared with this much slack; every leak the tests look for is far larger.
+constexpr double kLeakSlackBytes = 16.0 * (1 << 20);
+
+// Runs `fn` on HostBuffers of seeded a and b and checks h_c = a + b exactly, that the 64
+// floats after h_c[n - 1] are untouched, that a and b are unchanged, the status, and that
+// kernel_ms is a plausible time for the kernel alone.
+void check_host_program(HostProgramFn* fn, const char* name, int n, lab::Seed seed) {
+  // Prepare: inputs, the CPU result (in a std::vector: the code under test must not see
+  // it), and a poisoned output with a guard zone after it.
+  const int guard = 64;
+  const std::vector<float> a = lab::random_floats(n, -1000.0f, 1000.0f, seed);
+  const std::vector<float> b = lab::random_floats(n, -1000.0f, 1000.0f, lab::derive_seed(seed, "b"));
+  std::vector<float> expected(n);
+  vector_add_cpu(a.data(), b.data(), expected.data(), n);
+  lab::HostBuffer<float> ha(a), hb(b), hc(n + guard);
+  hc.poison();
+
+  // Run, timing the whole call on the host.
+  const auto start = std::chrono::steady_clock::now();
+  const HostRunResult result = fn(ha.data(), hb.data(), hc.data(), n);
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  // Verify.
+  ASSERT_EQ(result.status, cudaSuccess) << name << " returned " << cudaGetErrorName(result.status) << " ("
+                                        << cudaGetErrorString(result.status) << ")";
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << name << " left a CUDA error behind that it did not report";
+  const std::vector<float> c = hc.to_vector();
+  EXPECT_ARRAY_EQ(expected, std::vector<float>(c.begin(), c.begin() + n))
+      << "h_c = h_a + h_b must hold exactly for every element (NaN: never copied back)";
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), lab::bits_of(std::vector<float>(c.begin() + n, c.end())))
+      << name << " wrote past h_c[n - 1]: copy n * sizeof(float) bytes, not more";
+  EXPECT_ARRAY_EQ(lab::bits_of(a), lab::bits_of(ha.to_vector())) << "input h_a was modified";
+  EXPECT_ARRAY_EQ(lab::bits_of(b), lab::bits_of(hb.to_vector())) << "input h_b was modified";
+  EXPECT_GT(result.kernel_ms, 0.0f) << "kernel_ms: the time between two events around the launch "
+                                       "(cudaEventElapsedTime), which is never 0 for a real kernel";
+  EXPECT_LT(result.kernel_ms, wall_ms) << "kernel_ms is longer than the whole call took (" << wall_ms << " ms)";
+  if (n >= (1 << 24)) {
+    // 12 bytes per element: even at 20 TB/s, far above any GPU's memory, the kernel takes
+    // this long; and the copies of 12n bytes over the bus take many times the kernel's time.
+    const double least_ms = 12.0 * n / 20e12 * 1e3;
+    EXPECT_GT(result.kernel_ms, least_ms) << "kernel_ms is too short for a kernel that moves " << 12.0 * n / 1e6
+                                          << " MB: record `start` before the launch and `stop` after it";
+    EXPECT_LT(result.kernel_ms, 0.5 * wall_ms)
+        << "kernel_ms is most of the call's " << wall_ms << " ms: time the kernel alone, not the copies";
+  }
+}
+
+// h_c = h_a + h_b at sizes from one element to 2^24 (64 MiB per array).
+void host_program_matches_cpu(HostProgramFn* fn, const char* name) {
+  for (const int n : {1, 1000, (1 << 20) + 3, 1 << 24}) {
+    const lab::Seed seed = lab::case_seed(name, n);
+    SCOPED_TRACE(std::string(name) + ", n = " + std::to_string(n) + ", " + lab::seed_note(seed));
+    check_host_program(fn, name, n, seed);
+  }
+}
+
+// n = 0 copies nothing, writes nothing and reports success with no time. A real call
+// comes first, so a function that does nothing at all cannot pass.
+void host_program_zero_length(HostProgramFn* fn, const char* name) {
+  {
+    SCOPED_TRACE(std::string(name) + ", n = 33 first");
+    check_host_program(fn, name, 33, lab::case_seed(name, 33));
+  }
+  lab::HostBuffer<float> ha(std::vector<float>(16, 1.0f)), hb(std::vector<float>(16, 2.0f)), hc(16);
+  hc.poison();
+  const HostRunResult result = fn(ha.data(), hb.data(), hc.data(), 0);
+  EXPECT_EQ(result.status, cudaSuccess) << name << "(n = 0) returned " << cudaGetErrorName(result.status);
+  EXPECT_EQ(result.kernel_ms, 0.0f) << "n = 0 launches nothing, so there is no kernel time";
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << name << "(n = 0) left a CUDA error behind (a launch of 0 blocks?)";
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(16, 0xFFFFFFFFu), lab::bits_of(hc.to_vector())) << "n = 0 writes nothing";
+}
+
+// Device memory is the same before and after four calls of 3 x 16 MiB each: every
+// cudaMalloc has its cudaFree (a leak of even one array per call loses 64 MiB).
+void host_program_frees_everything(HostProgramFn* fn, const char* name) {
+  const int n = 1 << 22;
+  const lab::Seed seed = lab::case_seed(name, n);
+  SCOPED_TRACE(std::string(name) + ", n = 2^22, " + lab::seed_note(seed));
+  lab::HostBuffer<float> ha(lab::random_floats(n, -1.0f, 1.0f, seed)), hb(std::vector<float>(n, 0.5f)), hc(n);
+  // Warm up: the first call may load the kernel's code onto the GPU, which stays.
+  ASSERT_EQ(fn(ha.data(), hb.data(), hc.data(), n).status, cudaSuccess);
+  const std::size_t before = free_device_bytes();
+  for (int call = 0; call < 4; ++call) {
+    const HostRunResult result = fn(ha.data(), hb.data(), hc.data(), n);
+    ASSERT_EQ(result.status, cudaSuccess) << "call " << call + 1 << " returned " << cudaGetErrorName(result.status);
+  }
+  const double lost = static_cast<double>(before) - static_cast<double>(free_device_bytes());
+  EXPECT_LT(lost, kLeakSlackBytes) << "free device memory went down by " << mib(lost)
+                                   << " MiB over 4 calls that each allocate 3 arrays of 16 MiB: every cudaMalloc "
+                                      "needs its cudaFree";
+}
+
+// Holds device memory until only about `leave` bytes are free, as cudaMemGetInfo sees them
+// (device-wide, so an allocation in the judge's worker process fails as one here would).
+class DeviceMemoryHog {
+ public:
+  explicit DeviceMemoryHog(std::size_t leave) {
+    for (std::size_t chunk = std::size_t{1} << 30; chunk >= (std::size_t{2} << 20); chunk /= 2) {
+      while (free_device_bytes() >= leave + chunk) {
+        void* block = nullptr;
+        if (cudaMalloc(&block, chunk) != cudaSuccess) {
+          (void)cudaGetLastError();  // this size no longer fits: try smaller ones
+          break;
+        }
+        m_blocks.push_back(block);
+      }
+    }
+  }
+  ~DeviceMemoryHog() {
+    for (void* block : m_blocks) LAB_CUDA_CHECK_NOEXCEPT(cudaFree(block));
+  }
+  DeviceMemoryHog(const DeviceMemoryHog&) = delete;
+  DeviceMemoryHog& operator=(const DeviceMemoryHog&) = delete;
+
+ private:
+  std::vector<void*> m_blocks;
+};
+
+// An injected failure: all device memory but room for one array of 64 MiB is taken, so
+// the function's first cudaMalloc succeeds and its second fails. It must return
+// cudaErrorMemoryAllocation (the first error), leave h_c untouched, and free the array it
+// did get: device memory afterwards is what it was before.
+void host_program_reports_failed_allocation(HostProgramFn* fn, const char* name) {
+  const int n = 1 << 24;
+  const std::size_t array_bytes = static_cast<std::size_t>(n) * sizeof(float);
+  const lab::Seed seed = lab::case_seed(name, 7);
+  SCOPED_TRACE(std::string(name) + ", n = 2^24 with room for one array, " + lab::seed_note(seed));
+  lab::HostBuffer<float> ha(lab::random_floats(n, -1.0f, 1.0f, seed)), hb(std::vector<float>(n, 0.5f)), hc(n);
+  // Warm up (the kernel's code loaded, the worker started), then measure.
+  ASSERT_EQ(fn(ha.data(), hb.data(), hc.data(), 1000).status, cudaSuccess);
+  const std::size_t before = free_device_bytes();
+  hc.poison();
+  HostRunResult result{};
+  {
+    const DeviceMemoryHog hog(array_bytes + array_bytes / 2);
+    const std::size_t left = free_device_bytes();
+    ASSERT_LT(left, 2 * array_bytes) << "the test could not fill device memory (" << mib(left) << " MiB still free)";
+    result = fn(ha.data(), hb.data(), hc.data(), n);
+    // In this process (the student's test program) the runtime still records the failed
+    // cudaMalloc as its last error; clear it, so that it is not reported again below.
+    (void)cudaGetLastError();
+  }
+  EXPECT_EQ(result.status, cudaErrorMemoryAllocation)
+      << name << " returned " << cudaGetErrorName(result.status)
+      << ": when cudaMalloc fails, stop and return its error (the first error), after freeing what you allocated";
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(n, 0xFFFFFFFFu), lab::bits_of(hc.to_vector()))
+      << "after a failed allocation h_c must stay untouched: nothing was computed";
+  const double lost = static_cast<double>(before) - static_cast<double>(free_device_bytes());
+  EXPECT_LT(lost, kLeakSlackBytes) << "free device memory went down by " << mib(lost)
+                                   << " MiB: when a later call fails, free what the earlier ones allocated";
+  // And the function still works once memory is free again.
+  check_host_program(fn, name, 1000, seed);
+}
+
+// vector_add_host: pageable host memory. Named like a registered variant's tests so that
+// the grader finds the part's verdict (labs/vectorAdd/lab.json, "required_variants").
+class PartHostProgramGpu : public lab::GpuTestWithParam<std::string> {};
+
+TEST_P(PartHostProgramGpu, MatchesCpuAtEverySize) { host_program_matches_cpu(vector_add_host, "vector_add_host"); }
+TEST_P(PartHostProgramGpu, ZeroLengthDoesNothing) { host_program_zero_length(vector_add_host, "vector_add_host"); }
+TEST_P(PartHostProgramGpu, FreesEverything) { host_program_frees_everything(vector_add_host, "vector_add_host"); }
+TEST_P(PartHostProgramGpu, ReportsAFailedAllocation) {
+  host_program_reports_failed_allocation(vector_add_host, "vector_add_host");
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, PartHostProgramGpu, ::testing::Values(std::string("vector_add_host")),
+                         lab::variant_test_name);
+
+// vector_add_host_pinned: staged through page-locked buffers, the same checks.
+class PartPinnedGpu : public lab::GpuTestWithParam<std::string> {};
+
+TEST_P(PartPinnedGpu, MatchesCpuAtEverySize) {
+  host_program_matches_cpu(vector_add_host_pinned, "vector_add_host_pinned");
+}
+TEST_P(PartPinnedGpu, ZeroLengthDoesNothing) {
+  host_program_zero_length(vector_add_host_pinned, "vector_add_host_pinned");
+}
+TEST_P(PartPinnedGpu, FreesEverything) { host_program_frees_everything(vector_add_host_pinned, "vector_add_host_pinned"); }
+TEST_P(PartPinnedGpu, ReportsAFailedAllocation) {
+  host_program_reports_failed_allocation(vector_add_host_pinned, "vector_add_host_pinned");
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, PartPinnedGpu, ::testing::Values(std::string("vector_add_host_pinned")),
                          lab::variant_test_name);
 
 }  // namespace

@@ -4,7 +4,8 @@
 // segmented_inclusive_scan (see scan.h). Start with inclusive_scan: a block scan
 // (Kogge-Stone with double buffering, or Brent-Kung), then the hierarchical scan that
 // stitches the blocks together. Then make it fast: the bench compares you with the
-// reference, with CUB and with the memory bandwidth of your GPU.
+// reference, with CUB and with the memory bandwidth of your GPU. A further part at the
+// end, spmv_csr, builds lecture 7's sparse matrix-vector product on your segmented scan.
 //
 //   cmake --preset dev -DLABKIT_LABS=scan && cmake --build --preset dev
 //   ./build/dev/bin/scan_test                                      correctness
@@ -125,4 +126,41 @@ __global__ void lecture_hsh_scan_kernel(const float* X, float* Y, int len) {
 void fix_hsh_scan(const float* X, float* Y, int len) {
   lecture_hsh_scan_kernel<<<1, kFixScanBlock>>>(X, Y, len);
   LAB_CHECK_LAUNCH();
+}
+
+// ---- Further part: sparse matrix-vector product (handout: "Further part: sparse
+// matrix-vector product") ----------------------------------------------------------------
+// y = A x for a matrix in CSR form (row_ptr, col_idx, values; see scan.h), lecture 7's way:
+// four data-parallel steps over the nnz nonzeros, whatever the lengths of the rows.
+// Its tests: ./build/dev/bin/scan_test --gtest_filter='*PartSpmvGpu*'
+void spmv_csr(const int* row_ptr, const int* col_idx, const float* values, const float* x, float* y, int rows,
+              int cols, int nnz) {
+  // TODO(student): the lecture's table, one step per row of it, each a kernel on the
+  // default stream (so each step sees the previous step's results):
+  //  1. gather: g[k] = x[col_idx[k]] for every nonzero k, 0 <= k < nnz (one thread per
+  //     nonzero: it lines x up with the values it multiplies);
+  //  2. map: p[k] = values[k] * g[k]. Steps 1 and 2 fit in one kernel, and then g is
+  //     never stored;
+  //  3. segmented inclusive scan of p, one segment per row: the head flags are 1 at
+  //     row_ptr[r], the first nonzero of row r, and 0 elsewhere. Set all nnz flags to 0
+  //     (the kernel of steps 1-2 can do it), then one thread per row r sets
+  //     flags[row_ptr[r]] = 1 when row_ptr[r] < nnz. An empty row has no element: its
+  //     row_ptr[r] is the next row's start, so it marks that start again, which is
+  //     harmless. Then call your segmented_inclusive_scan(p, flags, s, nnz);
+  //  4. one thread per row: y[r] = s[row_ptr[r + 1] - 1], the last element of row r's
+  //     segment, which holds the sum of the whole row; y[r] = 0 when the row is empty
+  //     (row_ptr[r] == row_ptr[r + 1]).
+  // Scratch arrays p, flags and s (nnz elements each): cudaMalloc them here and cudaFree
+  // them before you return. Not lab::workspace: your segmented scan's levels already use
+  // its slots. Sizes: rows == 0 does nothing; nnz == 0 leaves only step 4 (every row
+  // empty, y = 0); never launch a grid of 0 blocks; index with long long where
+  // blockIdx.x * blockDim.x could pass 2^31.
+  (void)row_ptr;
+  (void)col_idx;
+  (void)values;
+  (void)x;
+  (void)y;
+  (void)rows;
+  (void)cols;
+  (void)nnz;
 }

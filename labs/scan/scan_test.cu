@@ -1,10 +1,12 @@
 // Provided by the kit: do not edit. Correctness tests of inclusive_scan, exclusive_scan
-// and segmented_inclusive_scan.
+// and segmented_inclusive_scan, of the find-the-bug exercise fix_hsh_scan and of the
+// further part spmv_csr (at the end).
 //
 //   ./build/dev/bin/scan_test                                     all tests
 //   ./build/dev/bin/scan_test --gtest_filter='ScanCpu*'           the lectures' tables (CPU)
 //   ./build/dev/bin/scan_test --gtest_filter='*InclusiveScanGpu*' one function
 //   ./build/dev/bin/scan_test --gtest_filter='*n_1025*'           one size
+//   ./build/dev/bin/scan_test --gtest_filter='*PartSpmvGpu*'      the sparse matrix-vector product
 //   ./build/dev/bin/scan_test --seed=7                            other random data
 //
 // Each GPU test: prepare inputs and the expected result on the CPU, poison the output
@@ -14,9 +16,11 @@
 // in any order, is exact (see exact_in_any_order): a correct scan then matches the
 // sequential loop bit for bit, and one element missing anywhere shows.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -555,5 +559,313 @@ TEST_P(FixHshScanGpu, ScansEveryLengthUpToOneBlock) {
 
 INSTANTIATE_TEST_SUITE_P(Registered, FixHshScanGpu, ::testing::Values(std::string("fix_hsh_scan")),
                          lab::variant_test_name);
+
+// ---- Further part: spmv_csr -----------------------------------------------------------------
+// Lecture 7's application of the segmented scan: y = A x for a sparse matrix A in CSR form
+// (scan.h). The CPU tests walk the lecture's table step by step; the GPU tests (suite
+// PartSpmvGpu, named like a registered variant's so that the grader finds the part's verdict)
+// run spmv_csr on generated matrices with seeded random structure. Values and x are small
+// non-zero integers: every sum is then exact in any order of addition (see
+// spmv_exact_in_any_order), so y is compared exactly, and no product is 0, so a nonzero that
+// is lost or counted twice changes its row's sum.
+
+// A sparse matrix in CSR form on the host.
+struct Csr {
+  int rows = 0;
+  int cols = 0;
+  std::vector<int> row_ptr{0};  // rows + 1 entries
+  std::vector<int> col_idx;     // nnz entries
+  std::vector<float> values;    // nnz entries
+  int nnz() const { return static_cast<int>(values.size()); }
+};
+
+// Lecture 7's example: [[0 b c] [d e f] [0 0 i]] with b, c, d, e, f, i = 2, 3, 4, 5, 6, 7:
+// V = [2 3 4 5 6 7], C = [1 2 0 1 2 2], R = [0 2 5] (and row_ptr[3] = nnz = 6).
+Csr lecture_matrix() {
+  Csr a;
+  a.rows = 3;
+  a.cols = 3;
+  a.row_ptr = {0, 2, 5, 6};
+  a.col_idx = {1, 2, 0, 1, 2, 2};
+  a.values = {2, 3, 4, 5, 6, 7};
+  return a;
+}
+// The lecture's vector (x, y, z) = (1, 2, 3), and y = A x worked out by hand.
+const std::vector<float> kLectureX{1, 2, 3};
+const std::vector<float> kLectureY{2 * 2 + 3 * 3, 4 * 1 + 5 * 2 + 6 * 3, 7 * 3};  // 13, 32, 21
+
+// n integers in +-1 .. +-max, as floats (never 0).
+std::vector<float> nonzero_small_ints(std::size_t n, int max, lab::Rng& rng) {
+  std::vector<float> v(n);
+  for (float& e : v) {
+    const int magnitude = static_cast<int>(rng.between(1, max));
+    e = static_cast<float>(rng.below(2) == 0 ? magnitude : -magnitude);
+  }
+  return v;
+}
+
+// A rows x cols matrix whose row r has lengths[r] nonzeros, in columns drawn uniformly from
+// [0, cols) (unsorted, repeats possible: scan.h allows both), with values in +-1 .. +-4.
+Csr matrix_with_row_lengths(const std::vector<int>& lengths, int cols, lab::Seed seed) {
+  Csr a;
+  a.rows = static_cast<int>(lengths.size());
+  a.cols = cols;
+  a.row_ptr.assign(1, 0);
+  long long nnz = 0;
+  for (int length : lengths) {
+    nnz += length;
+    a.row_ptr.push_back(static_cast<int>(std::min<long long>(nnz, INT_MAX)));
+  }
+  if (nnz > INT_MAX || (nnz > 0 && cols <= 0)) throw std::invalid_argument("test data error: no such CSR matrix");
+  lab::Rng rng(seed);
+  a.col_idx.resize(static_cast<std::size_t>(nnz));
+  for (int& c : a.col_idx) c = static_cast<int>(rng.below(static_cast<std::uint64_t>(cols)));
+  a.values = nonzero_small_ints(static_cast<std::size_t>(nnz), 4, rng);
+  return a;
+}
+
+// x for spmv_csr: cols values in +-1 .. +-3.
+std::vector<float> vector_x(int cols, lab::Seed seed) {
+  lab::Rng rng(seed);
+  return nonzero_small_ints(static_cast<std::size_t>(cols), 3, rng);
+}
+
+// `rows` row lengths, uniform in [lo, hi], except that a row is empty with probability
+// `empty_percent` / 100.
+std::vector<int> random_row_lengths(int rows, int lo, int hi, int empty_percent, lab::Seed seed) {
+  lab::Rng rng(seed);
+  std::vector<int> lengths(rows);
+  for (int& length : lengths) {
+    length = static_cast<int>(rng.between(lo, hi));
+    if (static_cast<int>(rng.below(100)) < empty_percent) length = 0;
+  }
+  return lengths;
+}
+
+// Why exact comparisons are fair: any order of addition over a row only ever forms sums of
+// some of that row's products (a segmented scan adds contiguous runs of one segment; a
+// thread per row adds a prefix). Those are integers of magnitude at most the sum of the
+// row's |products|; when that is <= 2^24 for every row, all of them are floats exactly, no
+// addition rounds, and every correct method returns the sequential result bit for bit.
+bool spmv_exact_in_any_order(const Csr& a, const std::vector<float>& x) {
+  for (int r = 0; r < a.rows; ++r) {
+    double bound = 0;
+    for (int k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const double product = static_cast<double>(a.values[k]) * x[a.col_idx[k]];
+      if (product != std::floor(product)) return false;
+      bound += std::fabs(product);
+    }
+    if (bound > 16777216.0) return false;  // 2^24
+  }
+  return true;
+}
+
+// The sequential result (scan_cpu.cpp).
+std::vector<float> spmv_cpu_result(const Csr& a, const std::vector<float>& x) {
+  std::vector<float> y(a.rows);
+  spmv_csr_cpu(a.row_ptr.data(), a.col_idx.data(), a.values.data(), x.data(), y.data(), a.rows, a.cols, a.nnz());
+  return y;
+}
+
+std::string describe_matrix(const Csr& a) {
+  return "rows = " + std::to_string(a.rows) + ", cols = " + std::to_string(a.cols) + ", nnz = " +
+         std::to_string(a.nnz());
+}
+
+// Runs spmv_csr on device copies of `a` and `x` and checks that y equals `expected` exactly,
+// that the 64 floats on either side of y are untouched, and that the inputs are unchanged.
+void check_spmv(const Csr& a, const std::vector<float>& x, const std::vector<float>& expected) {
+  // Prepare: the inputs on the device (an array of no elements is a null pointer) and a
+  // poisoned y (NaN) with guard zones on both sides.
+  constexpr int kGuard = 64;
+  SCOPED_TRACE("spmv_csr: " + describe_matrix(a));
+  lab::DeviceBuffer<int> row_ptr(a.row_ptr), col_idx(a.col_idx);
+  lab::DeviceBuffer<float> values(a.values), dx(x), y(static_cast<std::size_t>(a.rows) + 2 * kGuard);
+  y.poison();
+
+  // Run.
+  spmv_csr(row_ptr.data(), col_idx.data(), values.data(), dx.data(), y.data() + kGuard, a.rows, a.cols, a.nnz());
+  LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  LAB_CUDA_CHECK(cudaGetLastError());
+
+  // Verify.
+  const std::vector<float> out = y.download();
+  const std::vector<float> result(out.begin() + kGuard, out.end() - kGuard);
+  EXPECT_TRUE(lab::as_assertion(lab::compare_exact(expected, result, "row")))
+      << "y[r] must equal the sum of row r's products exactly (0 for an empty row); a NaN is the poison "
+         "written before the call: that row of y was never written";
+  std::vector<float> guards(out.begin(), out.begin() + kGuard);
+  guards.insert(guards.end(), out.end() - kGuard, out.end());
+  EXPECT_ARRAY_EQ(std::vector<unsigned>(2 * kGuard, 0xFFFFFFFFu), lab::bits_of(guards))
+      << "spmv_csr wrote outside y[0 .. rows-1] (the first 64 words checked lie before y[0], the last 64 after "
+         "y[rows - 1]): check the bounds of your row kernels";
+  EXPECT_ARRAY_EQ(a.row_ptr, row_ptr.download()) << "input row_ptr was modified";
+  EXPECT_ARRAY_EQ(a.col_idx, col_idx.download()) << "input col_idx was modified";
+  EXPECT_ARRAY_EQ(a.values, values.download()) << "input values was modified: put the products in a scratch array";
+  EXPECT_ARRAY_EQ(x, dx.download()) << "input x was modified";
+}
+
+// The usual case: exact comparison with the sequential result.
+void check_spmv_exact(const Csr& a, const std::vector<float>& x) {
+  ASSERT_TRUE(spmv_exact_in_any_order(a, x)) << "test data error: row sums could round";
+  check_spmv(a, x, spmv_cpu_result(a, x));
+}
+
+// A matrix with the given row lengths and a random x, both from `seed`, checked exactly.
+void check_spmv_lengths(const std::vector<int>& lengths, int cols, lab::Seed seed, const std::string& what) {
+  SCOPED_TRACE(what + ", " + lab::seed_note(seed));
+  check_spmv_exact(matrix_with_row_lengths(lengths, cols, seed), vector_x(cols, lab::derive_seed(seed, "x")));
+}
+
+// Lecture 7's example, computed by the sequential version: y = (13, 32, 21).
+TEST(SpmvCpu, LectureSevenExample) {
+  const Csr a = lecture_matrix();
+  EXPECT_ARRAY_EQ(kLectureY, spmv_cpu_result(a, kLectureX));
+}
+
+// Lecture 7's table, one row at a time, on the CPU: gather, map, segmented inclusive scan,
+// and the last element of each row's segment.
+TEST(SpmvCpu, LectureSevenTableStepByStep) {
+  const Csr a = lecture_matrix();
+  std::vector<float> gathered(a.nnz()), products(a.nnz()), scanned(a.nnz());
+  for (int k = 0; k < a.nnz(); ++k) gathered[k] = kLectureX[a.col_idx[k]];  // G: gather of X by C
+  EXPECT_ARRAY_EQ((std::vector<float>{2, 3, 1, 2, 3, 3}), gathered);         // y z x y z z
+  for (int k = 0; k < a.nnz(); ++k) products[k] = a.values[k] * gathered[k];  // M: map V x G
+  EXPECT_ARRAY_EQ((std::vector<float>{4, 9, 4, 10, 18, 21}), products);
+  std::vector<int> heads(a.nnz(), 0);  // a segment starts at each row's first nonzero
+  for (int r = 0; r < a.rows; ++r) heads[a.row_ptr[r]] = 1;
+  EXPECT_ARRAY_EQ((std::vector<int>{1, 0, 1, 0, 0, 1}), heads);
+  segmented_inclusive_scan_cpu(products.data(), heads.data(), scanned.data(), a.nnz());
+  EXPECT_ARRAY_EQ((std::vector<float>{4, 13, 4, 14, 32, 21}), scanned);
+  std::vector<float> y(a.rows);
+  for (int r = 0; r < a.rows; ++r) y[r] = scanned[a.row_ptr[r + 1] - 1];  // each segment's last element
+  EXPECT_ARRAY_EQ(kLectureY, y);
+}
+
+// An empty row sums to 0, and rows = 0 writes nothing.
+TEST(SpmvCpu, EmptyRowsAndNoRows) {
+  const std::vector<int> row_ptr{0, 0, 2, 2};  // rows 0 and 2 are empty
+  const std::vector<int> col_idx{1, 0};
+  const std::vector<float> values{5, -2}, x{3, 4};
+  std::vector<float> y(3, -1.0f);
+  spmv_csr_cpu(row_ptr.data(), col_idx.data(), values.data(), x.data(), y.data(), 3, 2, 2);
+  EXPECT_ARRAY_EQ((std::vector<float>{0, 14, 0}), y);
+  float untouched = 7.0f;
+  spmv_csr_cpu(row_ptr.data(), nullptr, nullptr, nullptr, &untouched, 0, 0, 0);
+  EXPECT_EQ(untouched, 7.0f);
+}
+
+class PartSpmvGpu : public lab::GpuTestWithParam<std::string> {};
+
+// Lecture 7's example on the GPU, against the values worked out by hand: y = (13, 32, 21).
+TEST_P(PartSpmvGpu, LectureSevenExample) {
+  check_spmv(lecture_matrix(), kLectureX, kLectureY);
+}
+
+// rows = 0 writes nothing; nnz = 0 (every row empty) writes 0 to every row, also when x
+// has no element; neither raises a CUDA error.
+TEST_P(PartSpmvGpu, ZeroSizes) {
+  // A real product first: an implementation that does nothing at all must not pass this test.
+  check_spmv(lecture_matrix(), kLectureX, kLectureY);
+  Csr no_rows;  // row_ptr = {0}
+  no_rows.cols = 3;
+  check_spmv(no_rows, kLectureX, {});
+  for (const int rows : {1, 5, 1025}) {
+    for (const int cols : {0, 4}) {
+      Csr empty;
+      empty.rows = rows;
+      empty.cols = cols;
+      empty.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+      check_spmv(empty, std::vector<float>(cols, 1.0f), std::vector<float>(rows, 0.0f));
+    }
+  }
+}
+
+// Empty rows first, last, in the middle and in long runs: they own no element of the scan,
+// their start is the next row's start, and y must still be 0 for them.
+TEST_P(PartSpmvGpu, EmptyRowsAnywhere) {
+  const std::vector<std::vector<int>> patterns{
+      {0, 2, 0, 0, 3, 1, 0}, {0, 0, 1}, {1, 0, 0}, {0, 5}, {5, 0}, {0, 1, 0, 1, 0, 1, 0}, {3, 0, 0, 0, 0, 0, 0, 4}};
+  int number = 0;
+  for (const std::vector<int>& lengths : patterns) {
+    check_spmv_lengths(lengths, 6, lab::case_seed("spmv_empty_rows", ++number), "hand-made row lengths");
+  }
+  // Many rows, 40% of them empty, the others 1 .. 12 long: segments cross block boundaries.
+  for (int trial = 0; trial < 3; ++trial) {
+    const lab::Seed seed = lab::case_seed("spmv_empty_rows_random", trial);
+    check_spmv_lengths(random_row_lengths(5000 + 997 * trial, 1, 12, 40, seed), 3000, lab::derive_seed(seed, "matrix"),
+                       "random rows, 40% empty");
+  }
+  // 3000 empty rows, a row, 3000 empty rows, a row, 3000 empty rows.
+  std::vector<int> runs(9002, 0);
+  runs[3000] = 7;
+  runs[6001] = 9;
+  check_spmv_lengths(runs, 100, lab::case_seed("spmv_empty_runs"), "two rows among long runs of empty rows");
+}
+
+// One row far longer than a block's scan section (100 000 nonzeros) among short rows: first,
+// in the middle, last, and two long rows side by side. The scan must carry the row's sum
+// across many blocks and stop the carry exactly at the next row.
+TEST_P(PartSpmvGpu, OneLongRowAmongShortRows) {
+  constexpr int kRows = 4001;
+  constexpr int kLong = 100000;
+  for (const int where : {0, kRows / 2, kRows - 1}) {
+    const lab::Seed seed = lab::case_seed("spmv_long_row", where);
+    std::vector<int> lengths = random_row_lengths(kRows, 0, 6, 10, seed);
+    lengths[where] = kLong;
+    check_spmv_lengths(lengths, 5000, lab::derive_seed(seed, "matrix"),
+                       "row " + std::to_string(where) + " has " + std::to_string(kLong) + " nonzeros");
+  }
+  const lab::Seed seed = lab::case_seed("spmv_two_long_rows");
+  std::vector<int> lengths = random_row_lengths(kRows, 0, 6, 10, seed);
+  lengths[1000] = 70001;
+  lengths[1001] = 30002;
+  check_spmv_lengths(lengths, 5000, lab::derive_seed(seed, "matrix"),
+                     "rows 1000 and 1001 have 70001 and 30002 nonzeros");
+}
+
+// Rows of a single nonzero: every element of the scan starts a segment (and, alternating
+// with empty rows, every other row is 0).
+TEST_P(PartSpmvGpu, ManyRowsOfOneElement) {
+  check_spmv_lengths(std::vector<int>(100000, 1), 100000, lab::case_seed("spmv_single_elements"),
+                     "100000 rows of one nonzero");
+  std::vector<int> alternating(60001, 0);
+  for (std::size_t r = 0; r < alternating.size(); r += 2) alternating[r] = 1;
+  check_spmv_lengths(alternating, 777, lab::case_seed("spmv_single_elements_alternating"),
+                     "rows of one nonzero alternating with empty rows");
+}
+
+// A large random matrix: 200 000 x 200 000 with 0 .. 20 nonzeros per row (about 2 million).
+TEST_P(PartSpmvGpu, LargeRandomMatrix) {
+  const lab::Seed seed = lab::case_seed("spmv_large");
+  check_spmv_lengths(random_row_lengths(200000, 0, 20, 0, seed), 200000, lab::derive_seed(seed, "matrix"),
+                     "200000 rows of 0 .. 20 nonzeros");
+}
+
+// Shapes that are not square: few columns (the gather reads the same x many times, and
+// columns repeat within a row) and few very wide rows.
+TEST_P(PartSpmvGpu, RectangularMatrices) {
+  const lab::Seed tall = lab::case_seed("spmv_tall");
+  check_spmv_lengths(random_row_lengths(1000, 0, 40, 5, tall), 3, lab::derive_seed(tall, "matrix"),
+                     "1000 x 3, columns repeat within rows");
+  check_spmv_lengths(std::vector<int>(3, 5000), 1000000, lab::case_seed("spmv_wide"), "3 x 1000000");
+  check_spmv_lengths({1}, 1, lab::case_seed("spmv_one_by_one"), "1 x 1");
+}
+
+// Calls in a row with other sizes and shapes: nothing may carry over from the previous call
+// (scratch arrays sized for another nnz, flags left set).
+TEST_P(PartSpmvGpu, RepeatedCallsAreIndependent) {
+  int round = 0;
+  for (const int rows : {50000, 7, 50000, 1025}) {
+    ++round;
+    const lab::Seed seed = lab::case_seed("spmv_repeated", static_cast<std::uint64_t>(round));
+    std::vector<int> lengths = random_row_lengths(rows, 0, 16, 20, seed);
+    if (round == 3) lengths[rows / 3] = 50000;
+    check_spmv_lengths(lengths, 4096, lab::derive_seed(seed, "matrix"), "call " + std::to_string(round));
+  }
+  check_spmv(lecture_matrix(), kLectureX, kLectureY);
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, PartSpmvGpu, ::testing::Values(std::string("spmv_csr")), lab::variant_test_name);
 
 }  // namespace

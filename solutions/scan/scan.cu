@@ -26,6 +26,10 @@
 //   reduce_then_scan: read in, read in, write out                  = 12 bytes
 //   decoupled_lookback: read in, write out                         =  8 bytes
 //
+// spmv_csr, the further part (lecture 7's sparse matrix-vector product), is the gather,
+// map, segmented scan and pick of the lecture, on decoupled_lookback's segmented scan;
+// its comment at the end of the file says why it works and what it costs.
+//
 // The racy single-buffer Kogge-Stone of the lecture is deliberately not here: in one
 // step a thread may overwrite XY[j] before the thread that reads XY[j] as its left
 // neighbour has read it (threads of different warps run in any order), and its loop
@@ -813,6 +817,95 @@ __global__ void fixed_hsh_scan_kernel(const float* X, float* Y, int len) {
 
 void fix_hsh_scan(const float* X, float* Y, int len) {
   fixed_hsh_scan_kernel<<<1, kFixScanBlock>>>(X, Y, len);
+  LAB_CHECK_LAUNCH();
+}
+
+// ---- Further part: sparse matrix-vector product with a segmented scan ---------------------
+// y = A x for A in CSR form, lecture 7's way, as four data-parallel steps over the nnz
+// nonzeros:
+//   1. gather  g[k] = x[col_idx[k]]                     (lines x up with the values)
+//   2. map     p[k] = values[k] * g[k]                  (fused with 1: g is never stored)
+//   3. segmented inclusive scan of p, with a head at the first nonzero of every row
+//   4. y[r] = scanned[row_ptr[r + 1] - 1], the last element of row r's segment (0 if empty)
+// Why it is right: the heads sit at row_ptr[r] for the non-empty rows, so a segment runs from
+// a row's first nonzero up to the next non-empty row's first, which is exactly the row's
+// nonzeros, and the inclusive scan's value at a segment's last element is the segment's sum.
+// An empty row owns no element: its row_ptr[r] equals the next row's start (or nnz), so
+// marking it again changes nothing, and step 4 gives it 0 without reading the scan.
+// What it costs, against the obvious kernel with one thread per row looping over its row:
+//  - memory: here ~32 bytes per nonzero (steps 1-2 read col_idx, values and x and write
+//    the products and zeroed flags; the scan reads products and flags and writes its
+//    output) plus ~16 per row, and four launches; one thread per row moves ~12 bytes per
+//    nonzero plus ~8 per row in one launch. On a matrix whose rows are all short and alike,
+//    one thread per row (or one warp per row) wins by that factor of about 2.5;
+//  - balance: here every thread has the same work whatever the row lengths, and a long row
+//    is split over many tiles that pass their partial sums on through the scan's look-back:
+//    the time depends on nnz only. One thread per row lasts as long as its longest row: one
+//    row of 100 000 nonzeros is 100 000 multiply-adds, one after another, in a single thread,
+//    while the other 31 lanes of its warp, and soon the rest of the GPU, have nothing to do.
+//    Its loads do not coalesce either: the 32 lanes of a warp walk 32 different rows.
+namespace {
+
+// Scratch arrays from lab::workspace (kept between calls, so a call pays no cudaMalloc), in
+// slots away from the one that segmented_scan_decoupled_lookback, the scan called below, uses.
+constexpr int kSpmvProductsSlot = 4;
+constexpr int kSpmvHeadsSlot = 5;
+constexpr int kSpmvScannedSlot = 6;
+static_assert(kSpmvProductsSlot != kLookbackSlot && kSpmvHeadsSlot != kLookbackSlot &&
+                  kSpmvScannedSlot != kLookbackSlot && kSpmvScannedSlot < kPartialsSlot,
+              "spmv_csr's scratch must not share a slot with the segmented scan it calls");
+
+constexpr int kSpmvThreads = 256;
+
+int spmv_blocks(long long count) { return static_cast<int>((count + kSpmvThreads - 1) / kSpmvThreads); }
+
+// Steps 1 and 2, and the flags cleared for step 3: one thread per nonzero.
+__global__ void __launch_bounds__(kSpmvThreads)
+    gather_multiply_kernel(const int* col_idx, const float* values, const float* x, float* products, int* heads,
+                           int nnz) {
+  const long long k = static_cast<long long>(blockIdx.x) * kSpmvThreads + threadIdx.x;
+  if (k >= nnz) return;
+  products[k] = values[k] * x[col_idx[k]];
+  heads[k] = 0;
+}
+
+// Step 3's heads: one thread per row marks the row's first nonzero. Several empty rows in a
+// row mark the same element, the next non-empty row's start, with the same value.
+__global__ void __launch_bounds__(kSpmvThreads) mark_row_starts_kernel(const int* row_ptr, int* heads, int rows,
+                                                                       int nnz) {
+  const long long r = static_cast<long long>(blockIdx.x) * kSpmvThreads + threadIdx.x;
+  if (r >= rows) return;
+  const int start = row_ptr[r];
+  if (start < nnz) heads[start] = 1;
+}
+
+// Step 4: one thread per row takes its segment's last scanned value.
+__global__ void __launch_bounds__(kSpmvThreads) row_sums_kernel(const int* row_ptr, const float* scanned, float* y,
+                                                                int rows) {
+  const long long r = static_cast<long long>(blockIdx.x) * kSpmvThreads + threadIdx.x;
+  if (r >= rows) return;
+  const int start = row_ptr[r];
+  const int end = row_ptr[r + 1];
+  y[r] = end > start ? scanned[end - 1] : 0.0f;
+}
+
+}  // namespace
+
+void spmv_csr(const int* row_ptr, const int* col_idx, const float* values, const float* x, float* y, int rows,
+              int /*cols*/, int nnz) {
+  if (rows <= 0) return;
+  float* scanned = nullptr;  // not read when nnz == 0: every row is empty then
+  if (nnz > 0) {
+    float* products = lab::workspace<float>(nnz, kSpmvProductsSlot);
+    int* heads = lab::workspace<int>(nnz, kSpmvHeadsSlot);
+    scanned = lab::workspace<float>(nnz, kSpmvScannedSlot);
+    gather_multiply_kernel<<<spmv_blocks(nnz), kSpmvThreads>>>(col_idx, values, x, products, heads, nnz);
+    LAB_CHECK_LAUNCH();
+    mark_row_starts_kernel<<<spmv_blocks(rows), kSpmvThreads>>>(row_ptr, heads, rows, nnz);
+    LAB_CHECK_LAUNCH();
+    segmented_scan_decoupled_lookback(products, heads, scanned, nnz);
+  }
+  row_sums_kernel<<<spmv_blocks(rows), kSpmvThreads>>>(row_ptr, scanned, y, rows);
   LAB_CHECK_LAUNCH();
 }
 

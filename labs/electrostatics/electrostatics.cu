@@ -3,8 +3,11 @@
 // Compute the electrostatic potential of a set of atoms on one slice of a 3-D lattice:
 // first by direct Coulomb summation (every grid point sums q / r over every atom), then
 // with a cutoff and spatial binning, so that the cost grows linearly with the size of
-// the problem. electrostatics.h says exactly what to compute; the bench compares your
-// direct summation with the reference and with the reciprocal-square-root peak of your GPU.
+// the problem. A further part writes one pass over the atoms twice, for an array of
+// structs and for a struct of arrays, to measure what the layout costs. electrostatics.h
+// says exactly what to compute; the bench compares your direct summation with the
+// reference and with the reciprocal-square-root peak of your GPU, and your two layouts
+// with the reference's and with the DRAM bandwidth.
 //
 //   cmake --preset dev -DLABKIT_LABS=electrostatics && cmake --build --preset dev
 //   ./build/dev/bin/electrostatics_test        # correctness
@@ -101,3 +104,78 @@ void coulomb_slice_cutoff(const float4* atoms, int natoms, float* grid, int nx, 
 //                          "one line on what it does");
 //   Needed: "v1", "v2" and "v3" (include "lab/variants.h").
 //   Your coulomb_slice may call the fastest of them.
+
+// ---- Further part: array of structs (AoS) vs struct of arrays (SoA) ----------------------
+//
+// One pass over the atoms, written twice: each thread takes one atom and computes its
+// column (electrostatics.h gives the exact formula), reading x and y either from 32-byte
+// AtomRecords (AoS) or from two arrays x[] and y[] (SoA). The pass does almost no
+// arithmetic, so its time is the bytes it moves: the bench times both forms side by side
+// (handout: "Array of structs or struct of arrays").
+constexpr int kColumnsBlock = 256;
+
+// The column of a point (x, y), or -1 outside the columns: the same float expressions as
+// electrostatics.h, shared by both kernels.
+__device__ int column_of(float x, float y, float x0, float y0, float inv_side, int ncx, int ncy) {
+  // TODO(student): cx = floorf((x - x0) * inv_side), cy likewise with y and y0. Test the
+  // range while they are still floats (0 <= cx < ncx, 0 <= cy < ncy), and only then turn
+  // them into ints: cy * ncx + cx. Note floorf, not a cast: (int)-0.5f is 0, but the point
+  // lies left of column 0.
+  (void)x;
+  (void)y;
+  (void)x0;
+  (void)y0;
+  (void)inv_side;
+  (void)ncx;
+  (void)ncy;
+  return -1;
+}
+
+__global__ void atom_columns_aos_kernel(const AtomRecord* atoms, int natoms, int* columns, float x0, float y0,
+                                        float inv_side, int ncx, int ncy) {
+  // TODO(student): n = blockIdx.x * blockDim.x + threadIdx.x; a thread with n >= natoms
+  // does nothing. columns[n] = column_of(atoms[n].x, atoms[n].y, ...). Read only the two
+  // fields you need: thread n reads bytes 32n .. 32n + 7, so the 32 threads of a warp
+  // touch 32 different 32-byte sectors, and each sector is read from DRAM whole.
+  (void)atoms;
+  (void)natoms;
+  (void)columns;
+  (void)x0;
+  (void)y0;
+  (void)inv_side;
+  (void)ncx;
+  (void)ncy;
+}
+
+__global__ void atom_columns_soa_kernel(const float* x, const float* y, int natoms, int* columns, float x0, float y0,
+                                        float inv_side, int ncx, int ncy) {
+  // TODO(student): the same with x[n] and y[n]: consecutive threads read consecutive
+  // floats, so a warp's read of x is 128 consecutive bytes (4 sectors), all of them used.
+  (void)x;
+  (void)y;
+  (void)natoms;
+  (void)columns;
+  (void)x0;
+  (void)y0;
+  (void)inv_side;
+  (void)ncx;
+  (void)ncy;
+}
+
+void atom_columns_aos(const AtomRecord* atoms, int natoms, int* columns, float x0, float y0, float inv_side, int ncx,
+                      int ncy) {
+  if (natoms <= 0) return;  // no atoms: nothing to write, and 0 blocks is an invalid launch
+  // TODO(student): enough blocks of kColumnsBlock threads for natoms atoms (round up).
+  const int blocks = 1;
+  atom_columns_aos_kernel<<<blocks, kColumnsBlock>>>(atoms, natoms, columns, x0, y0, inv_side, ncx, ncy);
+  LAB_CHECK_LAUNCH();
+}
+
+void atom_columns_soa(const float* x, const float* y, int natoms, int* columns, float x0, float y0, float inv_side,
+                      int ncx, int ncy) {
+  if (natoms <= 0) return;
+  // TODO(student): enough blocks, as above.
+  const int blocks = 1;
+  atom_columns_soa_kernel<<<blocks, kColumnsBlock>>>(x, y, natoms, columns, x0, y0, inv_side, ncx, ncy);
+  LAB_CHECK_LAUNCH();
+}

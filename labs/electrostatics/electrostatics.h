@@ -1,7 +1,9 @@
 // Provided by the kit: do not edit. The interface of the electrostatics lab.
 //
-// coulomb_slice and coulomb_slice_cutoff are what the tests and the grader call. They
-// take device pointers, so the timed work is the GPU's and not the copies over PCIe.
+// coulomb_slice and coulomb_slice_cutoff are what the tests and the grader call; the
+// further part, atom_columns_aos and atom_columns_soa, measures how the layout of the
+// atoms in memory sets the bytes a pass over them moves. All take device pointers, so
+// the timed work is the GPU's and not the copies over PCIe.
 // Handout: handouts/electrostatics.md.
 //
 // Units: lengths in ångström (Å), charges in units of the elementary charge e. The
@@ -38,6 +40,43 @@ void coulomb_slice(const float4* atoms, int natoms, float* grid, int nx, int ny,
 void coulomb_slice_cutoff(const float4* atoms, int natoms, float* grid, int nx, int ny, float spacing, float z,
                           float cutoff);
 
+/// One atom as a molecular-dynamics program keeps it: everything about the atom in one
+/// 32-byte record. An array of them is an *array of structs* (AoS): atom n's fields lie
+/// together, and atom n + 1 starts 32 bytes later. (The float4 atoms above are an AoS of
+/// 16-byte records.) cudaMalloc returns addresses aligned to 256 bytes, so in a device
+/// array every record fills exactly one 32-byte sector of memory.
+struct AtomRecord {
+  float x, y, z;     ///< position, Å
+  float q;           ///< charge, e
+  float vx, vy, vz;  ///< velocity, Å/ps
+  float mass;        ///< mass, u
+};
+static_assert(sizeof(AtomRecord) == 32, "an AtomRecord is eight floats, one 32-byte sector");
+
+/// The column of every atom, the first pass of binning (handout: "Array of structs or
+/// struct of arrays"), reading the atoms from an array of structs; on the default stream.
+///
+/// Columns are squares of side 1 / inv_side over the slice, ncx across and ncy down, with
+/// column (0, 0) starting at (x0, y0) (z does not matter: a column spans every height).
+/// For atom n, computed in float exactly as written:
+///
+///     cx = floorf((atoms[n].x − x0) · inv_side),  cy = floorf((atoms[n].y − y0) · inv_side)
+///     columns[n] = cy · ncx + cx   when 0 ≤ cx < ncx and 0 ≤ cy < ncy,   else −1
+///
+/// Only x and y are needed: 8 of each record's 32 bytes. `columns` is a device array of
+/// natoms ints, every one overwritten; natoms ≤ 0 does nothing, and ncx or ncy ≤ 0 gives
+/// −1 for every atom. inv_side must be positive and finite, coordinates finite,
+/// ncx and ncy at most 2^24 and ncx · ncy below 2^31.
+void atom_columns_aos(const AtomRecord* atoms, int natoms, int* columns, float x0, float y0, float inv_side, int ncx,
+                      int ncy);
+
+/// The same columns as atom_columns_aos, reading the atoms from a *struct of arrays*
+/// (SoA): `x` and `y` are device arrays of natoms floats, x[n] and y[n] the position of
+/// atom n (the other fields would be arrays of their own, which this pass never reads).
+/// Same contract and the same results, bit for bit.
+void atom_columns_soa(const float* x, const float* y, int natoms, int* columns, float x0, float y0, float inv_side,
+                      int ncx, int ncy);
+
 /// The sequential direct summation of the lecture (host pointers, same contract),
 /// accumulated in double and stored as float: the golden result and the CPU baseline.
 void coulomb_slice_cpu(const float4* atoms, int natoms, float* grid, int nx, int ny, float spacing, float z);
@@ -47,6 +86,11 @@ void coulomb_slice_cpu(const float4* atoms, int natoms, float* grid, int nx, int
 /// visits the 3 × 3 columns around it. Linear cost, the CPU baseline of the cutoff kernel.
 void coulomb_slice_cutoff_cpu(const float4* atoms, int natoms, float* grid, int nx, int ny, float spacing, float z,
                               float cutoff);
+
+/// The sequential atom_columns_aos (host pointers, same contract and the same float
+/// expressions): the golden result of both layouts and the CPU baseline.
+void atom_columns_cpu(const AtomRecord* atoms, int natoms, int* columns, float x0, float y0, float inv_side, int ncx,
+                      int ncy);
 
 /// The float rounding unit u = 2^-24.
 constexpr double kFloatUnit = 5.9604644775390625e-8;

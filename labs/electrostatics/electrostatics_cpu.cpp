@@ -1,6 +1,7 @@
 // Provided by the kit: do not edit. The sequential versions of the lecture: the direct
 // Coulomb summation (every grid point sums over every atom) and the cutoff summation
-// with the atoms sorted into bins, both accumulated in double. The tests compare your
+// with the atoms sorted into bins, both accumulated in double, and the column of each
+// atom (the first pass of binning, for the AoS vs SoA part). The tests compare your
 // kernels with them, and the bench times them (sdkTimer) for your speedup.
 #include <algorithm>
 #include <cmath>
@@ -88,5 +89,18 @@ void coulomb_slice_cutoff_cpu(const float4* atoms, int natoms, float* grid, int 
       grid[static_cast<std::size_t>(j) * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i)] =
           static_cast<float>(energy);
     }
+  }
+}
+
+// The column of each atom, the float expressions of electrostatics.h exactly. The range
+// test comes before the conversion to int: converting a float outside int's range is
+// undefined behaviour in C++ (the GPU's conversion saturates instead).
+void atom_columns_cpu(const AtomRecord* atoms, int natoms, int* columns, float x0, float y0, float inv_side, int ncx,
+                      int ncy) {
+  for (int n = 0; n < natoms; ++n) {
+    const float cx = std::floor((atoms[n].x - x0) * inv_side);
+    const float cy = std::floor((atoms[n].y - y0) * inv_side);
+    const bool inside = cx >= 0.0f && cx < static_cast<float>(ncx) && cy >= 0.0f && cy < static_cast<float>(ncy);
+    columns[n] = inside ? static_cast<int>(cy) * ncx + static_cast<int>(cx) : -1;
   }
 }

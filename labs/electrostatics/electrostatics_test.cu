@@ -1,8 +1,10 @@
-// Provided by the kit: do not edit. Correctness tests of coulomb_slice and coulomb_slice_cutoff.
+// Provided by the kit: do not edit. Correctness tests of coulomb_slice, coulomb_slice_cutoff and the
+// further part, atom_columns_aos and atom_columns_soa.
 //
 //   ./build/dev/bin/electrostatics_test                                all tests
 //   ./build/dev/bin/electrostatics_test --gtest_filter='*Cutoff*'      the cutoff tests
 //   ./build/dev/bin/electrostatics_test --gtest_filter='*nx129_ny65*'  one grid size
+//   ./build/dev/bin/electrostatics_test --gtest_filter='*AtomColumns*' the AoS vs SoA part
 //   ./build/dev/bin/electrostatics_test --seed=7                       other random atoms
 //
 // Each GPU test: make atoms (never closer than 0.1 grid spacing to a grid point, mixed
@@ -10,7 +12,9 @@
 // bound coulomb_tolerance() of every grid point; fill the grid with NaN so a point your
 // kernel skips cannot pass; run; then check every point against its bound, the floats
 // just past the grid, and that the atoms are unchanged. Cutoff tests also keep every
-// atom away from r = cutoff at every grid point, where floats cannot decide.
+// atom away from r = cutoff at every grid point, where floats cannot decide. The further
+// part's tests (suites PartAtomColumns*Gpu) compare every atom's column with
+// atom_columns_cpu exactly: both compute it with the same float expressions.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -501,5 +505,193 @@ TEST_P(CoulombCutoffVariantsGpu, MatchesCpuOnAwkwardGrids) {
 
 INSTANTIATE_TEST_SUITE_P(Registered, CoulombCutoffVariantsGpu,
                          ::testing::ValuesIn(lab::registered_variants("coulomb_slice_cutoff")), lab::variant_test_name);
+
+// ---- further part: each atom's column, from an array of structs and from a struct of arrays ----
+
+// The columns a test asks for (electrostatics.h, atom_columns_aos).
+struct Columns {
+  float x0, y0, inv_side;
+  int ncx, ncy;
+};
+
+std::string columns_label(const Columns& c, std::size_t natoms) {
+  std::ostringstream os;
+  os << natoms << " atoms, " << c.ncx << " x " << c.ncy << " columns of side " << 1.0 / c.inv_side << " from ("
+     << c.x0 << ", " << c.y0 << ")";
+  return os.str();
+}
+
+// The layouts, and how each test names them.
+enum class Layout { Aos, Soa };
+const char* layout_function(Layout layout) { return layout == Layout::Aos ? "atom_columns_aos" : "atom_columns_soa"; }
+
+// n records with positions uniform over the columns and two columns' width around them
+// (so that some atoms lie outside, some just left of or below column 0, where a cast
+// instead of floorf gives 0 instead of -1), the fields the pass never reads random too.
+std::vector<AtomRecord> column_atoms(int n, const Columns& c, lab::Seed seed) {
+  lab::Rng rng(seed);
+  const double side = 1.0 / c.inv_side;
+  const double x_lo = c.x0 - 2 * side, x_hi = c.x0 + (std::max(c.ncx, 0) + 2) * side;
+  const double y_lo = c.y0 - 2 * side, y_hi = c.y0 + (std::max(c.ncy, 0) + 2) * side;
+  std::vector<AtomRecord> atoms(static_cast<std::size_t>(n));
+  for (AtomRecord& a : atoms) {
+    a.x = static_cast<float>(x_lo + (x_hi - x_lo) * rng.uniform01());
+    a.y = static_cast<float>(y_lo + (y_hi - y_lo) * rng.uniform01());
+    a.z = static_cast<float>(-20 + 40 * rng.uniform01());
+    a.q = static_cast<float>(2 * rng.uniform01() - 1);
+    a.vx = static_cast<float>(rng.uniform01() - 0.5);
+    a.vy = static_cast<float>(rng.uniform01() - 0.5);
+    a.vz = static_cast<float>(rng.uniform01() - 0.5);
+    a.mass = static_cast<float>(1 + 30 * rng.uniform01());
+  }
+  return atoms;
+}
+
+constexpr int kColumnsPoison = 0x5A5A5A5A;  // DeviceBuffer::poison(0x5A): a column no test has, and not -1
+
+// Every column equal to the CPU's; the message names the first atoms that differ.
+::testing::AssertionResult columns_match(const std::vector<AtomRecord>& atoms, const std::vector<int>& expected,
+                                         const std::vector<int>& got) {
+  std::size_t bad = 0;
+  std::ostringstream examples;
+  for (std::size_t n = 0; n < expected.size(); ++n) {
+    if (got[n] == expected[n]) continue;
+    if (bad < 5) {
+      examples << "\n  atom " << n << " at (x " << atoms[n].x << ", y " << atoms[n].y << "): expected column "
+               << expected[n] << ", got " << got[n] << (got[n] == kColumnsPoison ? " (never written)" : "");
+    }
+    ++bad;
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " of " << expected.size() << " columns differ from the CPU's:"
+                                       << examples.str();
+}
+
+// Runs one layout's function on device copies of `atoms` and checks every column, the
+// 64 ints after them and that the inputs are unchanged.
+void check_columns(Layout layout, const std::vector<AtomRecord>& atoms, const Columns& c) {
+  // Prepare: the CPU's columns, the inputs in the layout under test, a poisoned output.
+  const int natoms = static_cast<int>(atoms.size());
+  std::vector<int> expected(atoms.size());
+  atom_columns_cpu(atoms.data(), natoms, expected.data(), c.x0, c.y0, c.inv_side, c.ncx, c.ncy);
+  std::vector<float> xs(atoms.size()), ys(atoms.size());
+  for (std::size_t n = 0; n < atoms.size(); ++n) {
+    xs[n] = atoms[n].x;
+    ys[n] = atoms[n].y;
+  }
+  const std::size_t guard = 64;
+  lab::DeviceBuffer<int> columns(atoms.size() + guard);
+  columns.poison(0x5A);
+
+  // Run.
+  if (layout == Layout::Aos) {
+    lab::DeviceBuffer<AtomRecord> d_atoms(atoms);
+    atom_columns_aos(d_atoms.data(), natoms, columns.data(), c.x0, c.y0, c.inv_side, c.ncx, c.ncy);
+    LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_ARRAY_EQ(lab::bits_of(atoms), lab::bits_of(d_atoms.download())) << "the atoms were modified";
+  } else {
+    lab::DeviceBuffer<float> d_x(xs), d_y(ys);
+    atom_columns_soa(d_x.data(), d_y.data(), natoms, columns.data(), c.x0, c.y0, c.inv_side, c.ncx, c.ncy);
+    LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_ARRAY_EQ(lab::bits_of(xs), lab::bits_of(d_x.download())) << "x was modified";
+    EXPECT_ARRAY_EQ(lab::bits_of(ys), lab::bits_of(d_y.download())) << "y was modified";
+  }
+
+  // Verify.
+  const std::vector<int> all = columns.download();
+  EXPECT_TRUE(columns_match(atoms, expected, std::vector<int>(all.begin(), all.begin() + natoms)));
+  EXPECT_ARRAY_EQ(std::vector<int>(guard, kColumnsPoison), std::vector<int>(all.begin() + natoms, all.end()))
+      << "wrote past columns[natoms - 1]: threads with n >= natoms must not write";
+}
+
+// Columns like the cutoff bench's (12 A over a 1024 A square), a non-square set of 4 A
+// columns away from the origin, and one single column.
+const Columns kCutoffColumns{-12.0f, -12.0f, 1.0f / 12.0f, 88, 88};
+const Columns kOffsetColumns{3.5f, -40.0f, 0.25f, 37, 5};
+const Columns kOneColumn{0.0f, 0.0f, 0.1f, 1, 1};
+
+// 0 and 1 atom, counts around the warp and the block size (256) and not multiples of
+// either, and 2^20 + 1, over three sets of columns.
+void atom_counts(Layout layout) {
+  const Columns sets[] = {kCutoffColumns, kOffsetColumns, kOneColumn};
+  int k = 0;
+  for (int natoms : {0, 1, 2, 31, 32, 33, 255, 256, 257, 1000, 1023, 1024, 1025, (1 << 20) + 1}) {
+    const Columns& c = sets[k++ % 3];
+    const lab::Seed seed = lab::case_seed("atom_columns_counts", static_cast<std::uint64_t>(natoms));
+    SCOPED_TRACE(std::string(layout_function(layout)) + ", " + columns_label(c, static_cast<std::size_t>(natoms)) +
+                 ", " + lab::seed_note(seed));
+    check_columns(layout, column_atoms(natoms, c, seed), c);
+    if (::testing::Test::HasFailure()) return;  // one size is enough to see what is wrong
+  }
+}
+
+// Atoms placed by hand on the edges of the 37 x 5 columns of side 4 from (3.5, -40): on
+// the first column's left edge, just left of it and half a column left (a cast gives 0
+// there), on the right and top edges past the last column, far away, and one that tells
+// cy * ncx + cx from cx * ncy + cy; then columns with no extent (ncx or ncy <= 0: all -1).
+void edge_atoms(Layout layout) {
+  const Columns& c = kOffsetColumns;  // x in [3.5, 151.5), y in [-40, -20)
+  const float xy[][2] = {{3.5f, -40.0f},     {3.499f, -39.0f},  {1.5f, -39.0f},    {151.5f, -39.0f},
+                         {151.499f, -39.0f}, {10.0f, -20.001f}, {10.0f, -20.0f},   {10.0f, -40.001f},
+                         {10.0f, -42.0f},    {1e4f, 1e4f},      {-1e4f, -1e4f},    {100.25f, -30.5f},
+                         {7.5f, -36.0f},     {-0.5f, -38.0f},   {151.5f, -20.0f},  {77.0f, -30.0f}};
+  std::vector<AtomRecord> atoms;
+  for (const auto& p : xy) atoms.push_back(AtomRecord{p[0], p[1], 1.0f, -0.5f, 0.1f, 0.2f, 0.3f, 12.0f});
+  {
+    SCOPED_TRACE(std::string(layout_function(layout)) + ", atoms by hand, " + columns_label(c, atoms.size()));
+    check_columns(layout, atoms, c);
+  }
+  const lab::Seed seed = lab::case_seed("atom_columns_empty");
+  const std::vector<AtomRecord> scattered_atoms = column_atoms(300, c, seed);
+  for (const auto& [ncx, ncy] : {std::pair{0, 5}, std::pair{37, 0}, std::pair{-1, -1}}) {
+    const Columns none{c.x0, c.y0, c.inv_side, ncx, ncy};
+    SCOPED_TRACE(std::string(layout_function(layout)) + ", " + columns_label(none, 300) + " (every column -1), " +
+                 lab::seed_note(seed));
+    check_columns(layout, scattered_atoms, none);
+  }
+}
+
+// 2^22 + 3 atoms over 4096 x 4096 columns of 0.125 A (16.7 million columns: large indices).
+void many_atoms(Layout layout) {
+  const Columns c{-256.0f, -256.0f, 8.0f, 4096, 4096};
+  const int natoms = (1 << 22) + 3;
+  const lab::Seed seed = lab::case_seed("atom_columns_many");
+  SCOPED_TRACE(std::string(layout_function(layout)) + ", " + columns_label(c, static_cast<std::size_t>(natoms)) + ", " +
+               lab::seed_note(seed));
+  check_columns(layout, column_atoms(natoms, c, seed), c);
+}
+
+// The CPU version on the atoms by hand: the columns worked out on paper.
+TEST(ElectrostaticsCpu, AtomColumnsByHand) {
+  const std::vector<AtomRecord> atoms = {{3.5f, -40.0f, 0, 0, 0, 0, 0, 0},   {1.5f, -39.0f, 0, 0, 0, 0, 0, 0},
+                                         {151.5f, -39.0f, 0, 0, 0, 0, 0, 0}, {151.499f, -39.0f, 0, 0, 0, 0, 0, 0},
+                                         {100.25f, -30.5f, 0, 0, 0, 0, 0, 0}, {10.0f, -20.0f, 0, 0, 0, 0, 0, 0}};
+  std::vector<int> got(atoms.size(), 7);
+  atom_columns_cpu(atoms.data(), 6, got.data(), 3.5f, -40.0f, 0.25f, 37, 5);
+  // (0, 0); x half a column left: -1; x on the right edge: -1; (36, 0); (24, 2) = 2 * 37 + 24; y on the top edge: -1.
+  EXPECT_EQ(got, (std::vector<int>{0, -1, -1, 36, 98, -1}));
+  atom_columns_cpu(atoms.data(), 6, got.data(), 3.5f, -40.0f, 0.25f, 0, 5);
+  EXPECT_EQ(got, std::vector<int>(6, -1));
+}
+
+// The part's suites: each runs the interface function of its layout (the grader gives a
+// part its point when every test named Registered/<Suite>.<Test>/<function> passes).
+class PartAtomColumnsAosGpu : public lab::GpuTestWithParam<std::string> {};
+
+TEST_P(PartAtomColumnsAosGpu, MatchesCpuOnAtomCounts) { atom_counts(Layout::Aos); }
+TEST_P(PartAtomColumnsAosGpu, AtomsOnTheEdges) { edge_atoms(Layout::Aos); }
+TEST_P(PartAtomColumnsAosGpu, ManyAtoms) { many_atoms(Layout::Aos); }
+
+INSTANTIATE_TEST_SUITE_P(Registered, PartAtomColumnsAosGpu, ::testing::Values(std::string("atom_columns_aos")),
+                         lab::variant_test_name);
+
+class PartAtomColumnsSoaGpu : public lab::GpuTestWithParam<std::string> {};
+
+TEST_P(PartAtomColumnsSoaGpu, MatchesCpuOnAtomCounts) { atom_counts(Layout::Soa); }
+TEST_P(PartAtomColumnsSoaGpu, AtomsOnTheEdges) { edge_atoms(Layout::Soa); }
+TEST_P(PartAtomColumnsSoaGpu, ManyAtoms) { many_atoms(Layout::Soa); }
+
+INSTANTIATE_TEST_SUITE_P(Registered, PartAtomColumnsSoaGpu, ::testing::Values(std::string("atom_columns_soa")),
+                         lab::variant_test_name);
 
 }  // namespace

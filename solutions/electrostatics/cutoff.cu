@@ -1,5 +1,6 @@
 // Reference solution of the electrostatics lab, part 2: the cutoff summation with input
-// binning (instructors only; not in student repositories). Part 1 is electrostatics.cu.
+// binning (instructors only; not in student repositories). Part 1 is electrostatics.cu,
+// part 3 atom_layout.cu.
 //
 // Only atoms within `cutoff` of a grid point count, so only atoms within the cutoff of
 // the slice matter: |z - z_a| < cutoff and (x_a, y_a) within the cutoff of the slice's

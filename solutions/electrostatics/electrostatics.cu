@@ -1,5 +1,6 @@
 // Reference solution of the electrostatics lab, part 1: direct Coulomb summation
-// (instructors only; not in student repositories). Part 2, the cutoff kernels, is cutoff.cu.
+// (instructors only; not in student repositories). Part 2, the cutoff kernels, is cutoff.cu;
+// part 3, the AoS vs SoA pass over the atoms, is atom_layout.cu.
 //
 // The lecture's progression, each registered with the bench:
 //   v1  one grid point per thread; the atoms in constant memory, in chunks of

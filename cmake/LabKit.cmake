@@ -62,12 +62,36 @@ endfunction()
 # passed) on a machine without a GPU. `label` is added to both (e.g. student, whose
 # tests fail by design until the lab is done: the kit's own test preset excludes it).
 # Extra arguments after `label` are passed to the program.
+#
+# Suites named *OwnBuildOnly* need the GPU to themselves (they fill its memory or read
+# its free memory): where the test source named by ALONE_SOURCE=<file> (optional, right
+# after `label`) has any, they get a test <name>.gpu_alone of their own that CTest runs
+# with nothing beside it (RUN_SERIAL). Judge programs leave them out (common/testing/test_main.cpp).
 function(labkit_add_gtest name target label)
-  add_test(NAME ${name}.cpu COMMAND ${target} ${ARGN} --gtest_filter=-*Gpu*)
+  set(extra ${ARGN})
+  set(alone FALSE)
+  list(LENGTH extra count)
+  if(count GREATER 0)
+    list(GET extra 0 first)
+    if(first MATCHES "^ALONE_SOURCE=(.*)$")
+      list(REMOVE_AT extra 0)
+      file(READ "${CMAKE_MATCH_1}" source)
+      string(FIND "${source}" "OwnBuildOnly" found)
+      if(NOT found EQUAL -1)
+        set(alone TRUE)
+      endif()
+    endif()
+  endif()
+  add_test(NAME ${name}.cpu COMMAND ${target} ${extra} --gtest_filter=-*Gpu*)
   set_tests_properties(${name}.cpu PROPERTIES LABELS "${label};cpu" TIMEOUT 900)
-  add_test(NAME ${name}.gpu COMMAND ${target} ${ARGN} --gtest_filter=*Gpu*)
+  add_test(NAME ${name}.gpu COMMAND ${target} ${extra} --gtest_filter=*Gpu*:-*OwnBuildOnly*)
   set_tests_properties(${name}.gpu PROPERTIES LABELS "${label};gpu" TIMEOUT 900
                        SKIP_REGULAR_EXPRESSION "\\[labkit\\] No CUDA GPU")
+  if(alone)
+    add_test(NAME ${name}.gpu_alone COMMAND ${target} ${extra} --gtest_filter=*OwnBuildOnly*)
+    set_tests_properties(${name}.gpu_alone PROPERTIES LABELS "${label};gpu" TIMEOUT 900 RUN_SERIAL TRUE
+                         SKIP_REGULAR_EXPRESSION "\\[labkit\\] No CUDA GPU")
+  endif()
 endfunction()
 
 # Reads the declaration of `fn` from `header`: its return type and its parameter list
@@ -247,7 +271,7 @@ ${dispatch}LAB_WORKER_LAB(\"${lab}\");
     if(TARGET ${lab}_solution)
       add_dependencies(${prefix}_bench ${lab}_solution)
     endif()
-    labkit_add_gtest(${lab}.${impl} ${prefix}_test ${impl})
+    labkit_add_gtest(${lab}.${impl} ${prefix}_test ${impl} ALONE_SOURCE=${dir}/${lab}_test.cu)
   endforeach()
 
   # The judge: the same test and bench objects, linked with the proxy of <lab>.h. The

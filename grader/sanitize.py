@@ -32,6 +32,10 @@ _ERROR_HEAD = re.compile(
     r"^(?:Invalid |Misaligned |Uninitialized |Barrier error|Race reported|Potential \w+ hazard"
     r"|(?:ERROR|Error): |Warp |Out-of-range |Illegal |Hardware |Lane |Malloc/Free |Cuda Malloc"
     r"|Device-side |Divergent |Invalid arguments|Unspecified )")
+# The tool's own trouble, not an error of the program: e.g. "Error: couldn't find exit
+# code." when a process it followed (the judge's worker, ended by the judge) was killed.
+_TOOL_TROUBLE = re.compile(r"^(?:ERROR|Error): (?:couldn't find exit code|Target application terminated before"
+                           r"|No attachable process)", re.IGNORECASE)
 # Where: "at kernel(args)+0x70 in /path/file.cu:12" (CUDA 12+), "at kernel():0x160 in file.cu:6",
 # "at 0x000000c8 in /path/file.cu:75:kernel(args)" (older), "at 0x90 in kernel(args)" (no -lineinfo).
 _LOCATIONS = (
@@ -209,6 +213,13 @@ def classify(tool: str, result: proc.ProcResult, *, root: Path | None = None, ti
                     "deduction; raise sanitizer_timeout_s or pick smaller tests with sanitizer_filter")
         return run
     finding = parse(tool, output, root=root)
+    trouble = [line for line in output.splitlines()
+               if line.startswith(_PREFIX) and _TOOL_TROUBLE.match(line[len(_PREFIX):].strip())]
+    if finding is None and trouble:
+        run.status, run.output = "failed", result.output_tail()
+        run.note = (f"{tool} reported trouble of its own ({trouble[0][len(_PREFIX):].strip()}) and no error in "
+                    "the program: no deduction; see the output")
+        return run
     if finding is not None or result.returncode == ERROR_EXIT:
         run.status = "errors"
         run.finding = finding or Finding(tool, "errors reported (see the output)", errors=_error_count(output))
@@ -233,8 +244,8 @@ def parse(tool: str, output: str, *, root: Path | None = None) -> Finding | None
     lines = [line[len(_PREFIX):] for line in output.splitlines() if line.startswith(_PREFIX)]
     for i, line in enumerate(lines):
         head = line[1:] if line.startswith(" ") else line
-        if head.startswith(" ") or not _ERROR_HEAD.match(head):
-            continue  # detail lines are indented further
+        if head.startswith(" ") or not _ERROR_HEAD.match(head) or _TOOL_TROUBLE.match(head):
+            continue  # detail lines are indented further; the tool's own trouble is no finding
         finding = Finding(tool, _kind(head), errors=_error_count(output))
         block = [head] + [detail.strip() for detail in _details(lines[i + 1:])]
         for text in block:

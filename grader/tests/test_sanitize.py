@@ -168,6 +168,21 @@ class ClassifyTest(unittest.TestCase):
         self.assertEqual(run.status, "failed")
         self.assertIn("no deduction", run.note)
 
+    # Seen on an H100: synccheck's log says only "Error: couldn't find exit code." after
+    # the judge ended its worker; the tests passed and nothing was found in the program.
+    def test_the_tools_own_trouble_is_no_finding(self):
+        log = sample("memcheck-clean") + "========= Error: couldn't find exit code.\n"
+        self.assertIsNone(sanitize.parse("synccheck", log))
+        for code in (0, 99):
+            run = sanitize.classify("synccheck", result(log, code))
+            self.assertEqual(run.status, "failed")
+            self.assertIn("no deduction", run.note)
+            self.assertIn("couldn't find exit code", run.note)
+        # A real finding beside it still counts.
+        run = sanitize.classify("memcheck", result(sample("memcheck-oob") + "========= Error: couldn't find exit code.\n", 99),
+                                root=ROOT)
+        self.assertEqual(run.status, "errors")
+
 
 class FakeSanitizerTestCase(CliTestCase):
     def setUp(self) -> None:

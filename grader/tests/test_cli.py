@@ -186,7 +186,7 @@ class GradeNoBuildTest(CliTestCase):
         self.assertEqual(self.row(out, "reduction")[:5], ["reduction", "PASS", "70.00/70", "30.00/30", "100.00/100"])
         self.assertEqual(len(self.bench_calls()), 1)
         lab = self.report()["labs"][0]
-        self.assertIn("every graded test passed", lab["message"])
+        self.assertIn("all graded tests passed", lab["message"])
         self.assertIn("weigh 0", lab["message"])
         self.assertEqual(sum(t["status"] == "failed" for t in lab["correctness"]["tests"]), 2)
 

@@ -230,9 +230,10 @@ def grade(options: Options, labs: list[str], progress: Progress,
                              [v.name for v in found.required_variants if v.kind == variants.STEP] if found else [])
                     if result.status is not status.MISSING:
                         apply_rules(options, result, run.overlay)
+                grade_variants(result, manifests.get(lab))
+                if result.status is not status.ERROR:
                     apply_deductions(options, result)
                     grade_answers(options, result, manifests.get(lab))
-                grade_variants(result, manifests.get(lab))
             except Exception as exc:  # a grader bug must cost one lab, not the report
                 result = _grader_failed(options, lab, exc)
             run.labs.append(result)
@@ -703,9 +704,12 @@ def apply_rules(options: Options, result: LabResult, taken: overlay.Overlay | No
 
 def apply_deductions(options: Options, result: LabResult) -> None:
     """A broken rule costs rule_penalty, sanitizer findings sanitizer_penalty, each a
-    fraction of the points earned otherwise; together never more than those points."""
+    fraction of the points the code earned otherwise (correctness, performance, and the
+    steps, find-the-bug exercises and further parts, so that code that breaks a rule, such
+    as including the reference, keeps no more of them than of the rest); together never
+    more than those points. The graded questions are the student's own writing: not reduced."""
     settings = options.config.lab(result.lab)
-    earned = result.correctness.points + result.performance.points
+    earned = result.correctness.points + result.performance.points + result.variants.points
     result.rule_deduction = round(earned * settings.rule_penalty, 2) if result.rules else 0.0
     sanitizer = 0.0
     if result.sanitizer is not None and result.sanitizer.findings:

@@ -317,6 +317,13 @@ ${proxies}LAB_JUDGE_LAB(\"${lab}\", \"$<TARGET_FILE:${lab}_worker>\", \"$<TARGET
              WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
     set_tests_properties(${lab}.manifest PROPERTIES LABELS "cpu;manifest" TIMEOUT 120)
   endif()
+  # The grader's gate (--gate-fd) must be a descriptor the bench holds; anything else is
+  # refused before any set-up (exit 2), on a machine without a GPU too.
+  if(TARGET ${lab}_judge_bench)
+    add_test(NAME ${lab}.bench.gate_checked COMMAND ${lab}_judge_bench --gate-fd=97 --impl=none)
+    set_tests_properties(${lab}.bench.gate_checked PROPERTIES LABELS "cpu;manifest" TIMEOUT 60
+                         PASS_REGULAR_EXPRESSION "--gate-fd 97 is not an open file descriptor")
+  endif()
   # Run by hand, the bench compares with the variant the grader grades against.
   add_test(NAME ${lab}.bench.reference_variant COMMAND ${lab}_bench --help)
   set_tests_properties(${lab}.bench.reference_variant PROPERTIES LABELS "cpu;manifest" TIMEOUT 60

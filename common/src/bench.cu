@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,9 @@
 #include <functional>
 #include <memory>
 #include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -166,6 +170,14 @@ const std::vector<OptionSpec>& option_table() {
              start = comma + 1;
            }
          }},
+        {"--gate-fd", "N", "set up, write 'r' to file descriptor N, and time nothing until 'g' is read from it "
+                           "(the grader: set-up overlaps other labs' tests; the timing runs alone)",
+         false,
+         [](Options& o, const std::string& v) {
+           const double fd = number("--gate-fd", v);
+           if (fd != std::floor(fd) || fd < 3 || fd > 1 << 20) throw std::invalid_argument("--gate-fd takes a descriptor number of 3 or more");
+           o.gate_fd = static_cast<int>(fd);
+         }},
         {"--quick", nullptr, "few samples: a smoke test, not a measurement", false,
          [](Options& o, const std::string&) { o.quick = true; }},
         {"--no-cpu", nullptr, "skip timing the CPU version", false,
@@ -207,7 +219,8 @@ const std::vector<OptionSpec>& option_table() {
   }
   std::fprintf(out, "  %-26s %s\n", "--help", "this text");
   std::fprintf(out,
-               "\nExit status: 0 every timed output was right, 1 a check failed, 2 bad options, 3 no GPU.\n");
+               "\nExit status: 0 every timed output was right, 1 a check failed, 2 bad options, 3 no GPU, 4 stopped\n"
+               "at the gate (--gate-fd closed before its go).\n");
   std::exit(code);
 }
 
@@ -250,6 +263,10 @@ Options parse_options(const std::string& lab, int argc, char** argv, std::string
     o.no_cpu = true;
   }
   if (o.graded_only) o.no_cpu = true;  // the CPU's time is in no grade
+  // The gate is the grader's alone: no worker this process starts may inherit it.
+  if (o.gate_fd >= 0 && fcntl(o.gate_fd, F_SETFD, FD_CLOEXEC) != 0) {
+    usage(lab, 2, "--gate-fd " + std::to_string(o.gate_fd) + " is not an open file descriptor");
+  }
   if (o.max_samples < std::max(1, o.min_samples)) usage(lab, 2, "--max-samples must be at least --min-samples");
   return o;
 }
@@ -279,6 +296,7 @@ struct Harness::State {
   DeviceBuffer<unsigned char> flush;
   Remote* remote = nullptr;  // judge programs: the implementations run in workers
   Boundary student_boundary, reference_boundary;  // the boundary of each worker
+  bool timing_begun = false;  // past the gate, and (judge programs) the boundary calibrated
 };
 
 namespace {
@@ -440,6 +458,34 @@ Harness::Harness(std::string lab, int argc, char** argv, std::string default_ref
   std::printf("%s bench on %s\nseed %llu; reference: %s\n", m->lab.c_str(), describe(m->facts).c_str(),
               static_cast<unsigned long long>(run_seed()),
               m->reference.loaded() ? m->reference.path().c_str() : m->reference.error().c_str());
+}
+
+namespace {
+
+// The grader's go (--gate-fd): "r" says the set-up is done; nothing is timed before "g".
+void wait_for_gate(int& fd, const std::string& lab) {
+  if (fd < 0) return;
+  const char ready = 'r';
+  ssize_t n;
+  do n = write(fd, &ready, 1); while (n < 0 && errno == EINTR);
+  char go = 0;
+  do n = read(fd, &go, 1); while (n < 0 && errno == EINTR);
+  close(fd);
+  fd = -1;
+  if (n != 1 || go != 'g') {
+    std::fprintf(stderr, "%s_bench: the grader stopped this bench before its timing (the gate closed)\n", lab.c_str());
+    std::fflush(stdout);
+    std::exit(4);
+  }
+}
+
+}  // namespace
+
+void Harness::begin_timing() {
+  if (m->timing_begun) return;
+  m->timing_begun = true;
+  wait_for_gate(m->opt.gate_fd, m->lab);
+  const Options& o = m->opt;
   if (m->remote != nullptr) {
     std::printf("judge: the implementations run in sandboxed worker processes\n%s", m->remote->describe().c_str());
     m->remote->set_timing(true);
@@ -483,6 +529,7 @@ void Harness::add_candidate(Workload& w, Candidate c) {
 }
 
 WorkloadResult Harness::measure(Workload& w) {
+  begin_timing();
   const Options& o = m->opt;
   WorkloadResult out;
   out.name = w.name;
@@ -588,6 +635,7 @@ WorkloadResult Harness::measure(Workload& w) {
 
 void Harness::run(Workload& w) {
   if (m->opt.graded_only && !w.graded) return;  // the grade does not need it
+  begin_timing();
   std::printf("\n== %s%s\n", w.name.c_str(), w.graded ? "  [graded]" : "");
   std::fflush(stdout);
   WorkloadResult result = measure(w);
@@ -601,6 +649,7 @@ void Harness::run(Workload& w) {
 }
 
 int Harness::finish() {
+  begin_timing();  // a bench that timed no workload still reports its boundary
   const DeviceFacts& f = m->facts;
   const Options& o = m->opt;
   if (!o.json_path.empty()) {

@@ -136,6 +136,10 @@ struct Options {
   double target_rel_se = 0.01;      ///< stop once the ratio's median is known to this
   Seed seed = 0;                    ///< --seed N (when seed_given)
   bool seed_given = false;
+  /// --gate-fd N: a socket from the grader. The bench sets up (workers, inputs, expected
+  /// results), writes 'r' to it and times nothing until it reads 'g': the grader sets up
+  /// the next labs' benches while tests still run and lets each time alone on the GPU.
+  int gate_fd = -1;
   RemoteOptions remote;             ///< judge programs only: --impl, --worker, --call-timeout, --no-sandbox
 };
 
@@ -260,6 +264,10 @@ class Harness {
   int finish();
 
  private:
+  /// Before the first timing: waits for the grader's go (--gate-fd), then, in a judge
+  /// program, calibrates the boundary of each worker. Set-up before it is never timed.
+  void begin_timing();
+
   struct State;
   std::unique_ptr<State> m;
 };

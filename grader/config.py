@@ -51,9 +51,14 @@ DEFAULTS: dict[str, Any] = {
         "compile_file_mb": 512,
         # One call of an interface function in the tests: a longer one is a hang.
         "call_timeout_s": 60,
-        # Labs whose tests and sanitizer runs share the GPU at once ("auto": 4 on a GPU
-        # of 40 GB or more, 2 from 16 GB, else 1); a bench always runs alone.
+        # Labs whose tests and sanitizer runs share the GPU at once ("auto": 8 on a GPU
+        # of 60 GB or more, 4 from 40 GB, 2 from 16 GB, else 1, and at most half the CPU
+        # cores); a bench always runs alone.
         "parallel_labs": "auto",
+        # Benches set up while other labs are still tested (workers started, inputs made),
+        # each then waiting for its turn to time alone on the GPU ("auto": from the GPU's
+        # memory, about one per 5 GB above 20 GB; 0: none, each bench sets up in its turn).
+        "prestart_benches": "auto",
         "configure_timeout_s": 600,
         "test_timeout_s": 300,
         "bench_timeout_s": 600,
@@ -277,6 +282,8 @@ _GRADER_KEYS: dict[str, Check] = {
     "call_timeout_s": _TIMEOUT,
     "parallel_labs": (lambda v: v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 64),
                       '"auto" or a whole number from 1 to 64'),
+    "prestart_benches": (lambda v: v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 64),
+                         '"auto" or a whole number from 0 to 64'),
     "configure_timeout_s": _TIMEOUT,
     "test_timeout_s": _TIMEOUT,
     "bench_timeout_s": _TIMEOUT,

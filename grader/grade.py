@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import json
 import os
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -176,12 +178,84 @@ class KitBuild:
     command_errors: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class PendingBench:
+    """A lab's first bench run, started as soon as its tests passed, while other labs were
+    still tested: it sets up (workers, inputs, expected results) and waits at its gate
+    (proc.Gate) until the GPU is free for its timing alone."""
+
+    gate: proc.Gate
+    future: concurrent.futures.Future[bench.BenchRun]
+
+    def finish(self) -> bench.BenchRun:
+        """Opens the gate and returns the run, with the GPU's telemetry around the timing."""
+        before = gpu.telemetry()
+        self.gate.open()
+        timed = self.future.result()
+        if timed.data is not None:
+            timed.data["telemetry"] = {"before": before, "after": gpu.telemetry()}
+        return timed
+
+    def cancel(self) -> None:
+        """No turn for it (the lab failed later, or the run stopped): the bench stops."""
+        self.gate.close()
+
+
+class Prestarter:
+    """Starts the first bench run of each lab whose tests passed, up to `slots` of them
+    (each holds GPU memory while it waits); the rest set up in their turn."""
+
+    def __init__(self, options: Options, slots: int) -> None:
+        self.options = options
+        self.slots = slots
+        self.pending: dict[str, PendingBench] = {}
+        self._lock = threading.Lock()
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, slots),
+                                                           thread_name_prefix="grader-bench")
+
+    def start(self, result: LabResult, required: list[str]) -> None:
+        """Sets up `result`'s bench now, if it will be timed and a slot is free."""
+        options, lab = self.options, result.lab
+        if options.skip_bench or result.status is not status.PASS or result.implementation is None:
+            return
+        binary = options.build_dir / "bin" / f"{lab}_judge_bench"
+        if not proc.is_executable(binary):
+            return  # time_lab reports it
+        with self._lock:
+            if len(self.pending) >= self.slots:
+                return
+            gate = proc.Gate(max_wait_s=options.config.grader["test_timeout_s"] * 4
+                             + options.config.grader["bench_timeout_s"] * 12)
+            reference, _ = _reference(options, lab)
+            variant = options.config.lab(lab).reference_variant
+            self.pending[lab] = PendingBench(gate, self._pool.submit(
+                _bench, options, lab, binary, result.implementation, reference, variant, 1, required, gate))
+
+    def wait_ready(self, timeout: float) -> None:
+        """Waits until every started bench is set up (or has ended), at most `timeout` s in
+        all: a timing must not share the GPU with another bench's set-up."""
+        deadline = time.monotonic() + timeout
+        for waiting in list(self.pending.values()):
+            if not waiting.future.done():
+                waiting.gate.wait_ready(deadline - time.monotonic())
+
+    def take(self, lab: str) -> PendingBench | None:
+        return self.pending.pop(lab, None)
+
+    def cancel_all(self) -> None:
+        for waiting in self.pending.values():
+            waiting.cancel()
+        self.pending.clear()
+        self._pool.shutdown(wait=False)
+
+
 def grade(options: Options, labs: list[str], progress: Progress,
           checkpoint: Callable[[GradingRun], None] | None = None) -> GradingRun:
     """Grade `labs` in order. Ctrl-C stops early and returns what was graded.
 
     `checkpoint(run)` is called after each lab (e.g. to write the report so far)."""
     run = GradingRun(options, started=now())
+    prestarter: Prestarter | None = None
     try:
         source = options.submission or options.root
         if options.submission is not None:
@@ -211,13 +285,17 @@ def grade(options: Options, labs: list[str], progress: Progress,
             run.finished = now()
             return run
         # Correctness first, several labs at once (tests and the sanitizer may share the
-        # GPU); then, once every lab's tests are over, in course order, each lab's timing
-        # alone on the GPU, and its score.
-        tested = test_labs(options, labs, kit, students, run.overlay)
+        # GPU), and the bench of each lab whose tests passed set up meanwhile; then, once
+        # every lab's tests are over and every bench is set up, in course order, each
+        # lab's timing alone on the GPU, and its score.
+        prestarter = Prestarter(options, prestart_slots(options, len(labs)))
+        tested = test_labs(options, labs, kit, students, run.overlay, prestarter, manifests)
         if len(labs) > 1:
             progress.note(f"testing {len(labs)} labs, up to {parallel_labs(options)} at a time; then timing "
                           "each alone on the GPU...")
         concurrent.futures.wait(tested.values())
+        prestarter.wait_ready(options.config.grader["bench_timeout_s"])
+        save_lab_seconds(options, [future.result()[0] for future in tested.values() if not future.exception()])
         for index, lab in enumerate(labs, 1):
             progress.lab_started(index, len(labs), lab)
             result, stages = tested[lab].result()
@@ -226,8 +304,7 @@ def grade(options: Options, labs: list[str], progress: Progress,
             try:
                 if result.status is not status.ERROR:
                     found = manifests.get(lab)
-                    time_lab(options, result, progress.stage,
-                             [v.name for v in found.required_variants if v.kind == variants.STEP] if found else [])
+                    time_lab(options, result, progress.stage, required_steps(found), prestarter.take(lab))
                     if result.status is not status.MISSING:
                         apply_rules(options, result, run.overlay)
                 grade_variants(result, manifests.get(lab))
@@ -242,23 +319,89 @@ def grade(options: Options, labs: list[str], progress: Progress,
     except KeyboardInterrupt:
         run.interrupted = True
         proc.cancel_all()  # what the labs being tested side by side had started
+    finally:
+        if prestarter is not None:
+            prestarter.cancel_all()  # benches of labs that were not timed after all
     run.finished = now()
     return run
 
 
 def parallel_labs(options: Options) -> int:
     """How many labs are tested at once: the config's `parallel_labs`, or from the GPU's
-    memory (every lab tested holds a judge and a worker context, and test buffers)."""
+    memory (every lab tested holds a judge and a worker context, and test buffers, and
+    each sanitizer tool two more) and the CPU cores (a judge and its worker each keep one
+    busy while the GPU works)."""
     wanted = options.config.grader.get("parallel_labs", "auto")
     if isinstance(wanted, int):
         return max(1, wanted)
     memory_mb = gpu.memory_mb()
-    return 4 if memory_mb >= 40_000 else 2 if memory_mb >= 16_000 else 1
+    by_memory = 8 if memory_mb >= 60_000 else 4 if memory_mb >= 40_000 else 2 if memory_mb >= 16_000 else 1
+    return max(1, min(by_memory, (os.cpu_count() or 2) // 2))
+
+
+def prestart_slots(options: Options, labs: int) -> int:
+    """How many benches may set up while tests run and wait for their turn: the config's
+    `prestart_benches`, or one per 5 GB of GPU memory above 20 GB (a waiting bench holds
+    three CUDA contexts and its graded inputs, up to about 4 GB)."""
+    wanted = options.config.grader.get("prestart_benches", "auto")
+    if isinstance(wanted, int):
+        return max(0, min(wanted, labs))
+    return max(0, min(labs, (gpu.memory_mb() - 20_000) // 5_000))
+
+
+def required_steps(lab: manifest.Lab | None) -> list[str]:
+    """The lecture's steps a lab requires (timed beside the reference's)."""
+    return [v.name for v in lab.required_variants if v.kind == variants.STEP] if lab is not None else []
+
+
+# Seconds each lab's tests and sanitizer took in the last run of this build folder: the
+# longest are tested first, so that the last lab to finish is not a long one started late.
+LAB_SECONDS_FILE = "lab_seconds.json"
+
+
+def test_order(options: Options, labs: list[str]) -> list[str]:
+    """`labs`, longest first by the last run's seconds (labs not seen yet first, in course order)."""
+    try:
+        known = json.loads((options.build_dir / LAB_SECONDS_FILE).read_text())
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+
+    def seconds(lab: str) -> float:
+        value = known.get(lab)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else float("inf")
+
+    return sorted(labs, key=seconds, reverse=True)
+
+
+def save_lab_seconds(options: Options, results: list[LabResult]) -> None:
+    """Keeps this run's seconds per lab (tests and sanitizer) for test_order; a lab that did
+    not run its tests keeps its earlier figure."""
+    path = options.build_dir / LAB_SECONDS_FILE
+    try:
+        known = json.loads(path.read_text())
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    for result in results:
+        if "tests" in result.seconds:
+            known[result.lab] = round(result.seconds["tests"] + result.seconds.get("sanitizer", 0.0), 2)
+    try:
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        temporary.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+        temporary.replace(path)  # whole or not at all: grading jobs may share the build folder
+    except OSError:
+        pass  # only the order of the next run depends on it
 
 
 def test_labs(options: Options, labs: list[str], kit: KitBuild, students: dict[str, build.StudentBuild],
-              taken: overlay.Overlay) -> dict[str, concurrent.futures.Future[tuple[LabResult, list[str]]]]:
-    """Phase one of every lab (test_lab), `parallel_labs` at a time; the results by lab."""
+              taken: overlay.Overlay, prestarter: Prestarter | None = None,
+              manifests: dict[str, manifest.Lab] | None = None,
+              ) -> dict[str, concurrent.futures.Future[tuple[LabResult, list[str]]]]:
+    """Phase one of every lab (test_lab), `parallel_labs` at a time, the longest first; the
+    results by lab. A lab whose tests passed has its bench set up right away (prestarter)."""
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(len(labs), parallel_labs(options)) or 1)
 
     def one(lab: str) -> tuple[LabResult, list[str]]:
@@ -266,13 +409,16 @@ def test_labs(options: Options, labs: list[str], kit: KitBuild, students: dict[s
         try:
             if lab in taken.missing and options.impl != SOLUTION:
                 return _fail(_blank(options, lab, status.PASS), status.MISSING, taken.missing[lab]), stages
-            return test_lab(options, lab, kit, students.get(lab), taken, stages.append), stages
+            result = test_lab(options, lab, kit, students.get(lab), taken, stages.append)
+            if prestarter is not None:
+                prestarter.start(result, required_steps((manifests or {}).get(lab)))
+            return result, stages
         except Exception as exc:  # a grader bug must cost one lab, not the report
             return _grader_failed(options, lab, exc), stages
 
-    futures = {lab: pool.submit(one, lab) for lab in labs}
+    futures = {lab: pool.submit(one, lab) for lab in test_order(options, labs)}
     pool.shutdown(wait=False)
-    return futures
+    return {lab: futures[lab] for lab in labs}
 
 
 def _grader_failed(options: Options, lab: str, exc: Exception) -> LabResult:
@@ -478,23 +624,36 @@ def test_lab(options: Options, lab: str, kit: KitBuild, student: build.StudentBu
             None, settings, correctness_full=result.correctness.full,
             unavailable=f"not timed: the tests ended in {result.status.name}")
         if result.status in (status.PARTIAL, status.TIMEOUT):
-            run_sanitizer(options, result, test_bin, judge_args, stage)
-            check_fixes(options, result, test_bin, judge_args, stage)
+            sanitize_lab(options, result, test_bin, judge_args, stage)
         return result
     stage(result.message)
-    run_sanitizer(options, result, test_bin, judge_args, stage)
-    check_fixes(options, result, test_bin, judge_args, stage)
+    sanitize_lab(options, result, test_bin, judge_args, stage)
     result.implementation = impl
     return result
 
 
+def sanitize_lab(options: Options, result: LabResult, test_bin: Path, judge_args: list[str],
+                 stage: Callable[[str], None]) -> None:
+    """The sanitizer over the lab's tests (run_sanitizer) and over each find-the-bug
+    exercise or part that names tools (check_fixes), all side by side."""
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        fixes = pool.submit(check_fixes, options, result, test_bin, judge_args, stage)
+        run_sanitizer(options, result, test_bin, judge_args, stage)
+        fixes.result()
+    if (result.sanitizer is not None and result.sanitizer.ran) or any(result.fix_checks.values()):
+        result.seconds["sanitizer"] = round(time.monotonic() - start, 2)
+
+
 def time_lab(options: Options, result: LabResult, stage: Callable[[str], None],
-             required_variants: list[str] | None = None) -> None:
+             required_variants: list[str] | None = None, pending: PendingBench | None = None) -> None:
     """Phase two: the judge times the student's and the reference's workers (a lab whose
     tests all passed), and the lab's `required_variants` beside the reference's, and
     scores the performance."""
     lab, impl = result.lab, result.implementation
     if impl is None or result.status is not status.PASS:
+        if pending is not None:
+            pending.cancel()
         return
     settings = options.config.lab(lab)
     if options.skip_bench:
@@ -509,11 +668,11 @@ def time_lab(options: Options, result: LabResult, stage: Callable[[str], None],
               "(run the grader without --no-build), or pass --skip-bench")
         return
     with clocked(result, "bench"):
-        _time_lab(options, result, stage, required_variants or [])
+        _time_lab(options, result, stage, required_variants or [], pending)
 
 
 def _time_lab(options: Options, result: LabResult, stage: Callable[[str], None],
-              required_variants: list[str]) -> None:
+              required_variants: list[str], pending: PendingBench | None = None) -> None:
     """time_lab's bench runs (again when noisy, throttled or contradicted) and the score."""
     lab, impl, settings = result.lab, result.implementation, options.config.lab(result.lab)
     bench_bin = options.build_dir / "bin" / f"{lab}_judge_bench"
@@ -522,6 +681,8 @@ def _time_lab(options: Options, result: LabResult, stage: Callable[[str], None],
     def run() -> bench.BenchRun:
         """One more bench run (result.bench_runs counts them; each writes its own JSON)."""
         result.bench_runs += 1
+        if result.bench_runs == 1 and pending is not None:
+            return pending.finish()  # set up while the tests ran: its timing starts now
         return _bench(options, lab, bench_bin, impl, reference, settings.reference_variant, result.bench_runs,
                       required_variants)
 
@@ -581,15 +742,16 @@ def _time_lab(options: Options, result: LabResult, stage: Callable[[str], None],
 
 
 def _bench(options: Options, lab: str, binary: Path, impl: Path, reference: Path | None, variant: str,
-           attempt: int, required: list[str]) -> bench.BenchRun:
+           attempt: int, required: list[str], gate: proc.Gate | None = None) -> bench.BenchRun:
     """One bench run, with the GPU's clocks, temperature, power and clock-event reasons
-    just before and just after it in its JSON ("telemetry")."""
+    just before and just after it in its JSON ("telemetry"). With a `gate` it waits, set
+    up, for the gate's opening (PendingBench.finish adds the telemetry then)."""
     name = f"{lab}.bench.json" if attempt == 1 else f"{lab}.bench.{attempt}.json"
-    before = gpu.telemetry()
+    before = gpu.telemetry() if gate is None else None
     timed = bench.run_bench(binary, seed=options.seed, timeout=options.config.grader["bench_timeout_s"],
                             json_path=options.results_dir / name, reference=reference, variant=variant,
-                            cwd=options.root, impl=impl, time_variants=required)
-    if timed.data is not None:
+                            cwd=options.root, impl=impl, time_variants=required, gate=gate)
+    if timed.data is not None and gate is None:
         timed.data["telemetry"] = {"before": before, "after": gpu.telemetry()}
     return timed
 
@@ -653,11 +815,10 @@ def run_sanitizer(options: Options, result: LabResult, test_bin: Path, judge_arg
         stage("sanitizer skipped (compute-sanitizer not found)")
         return
     stage("sanitizer")
-    with clocked(result, "sanitizer"):
-        found = sanitize.run(test_bin, tools=settings.sanitizer_tools, test_filter=settings.sanitizer_filter,
-                             seed=options.seed, timeout=options.config.grader["sanitizer_timeout_s"],
-                             root=options.work_dir, cwd=options.root, sanitizer=tool, extra_args=judge_args,
-                             log_dir=options.results_dir / f"{result.lab}.sanitizer")
+    found = sanitize.run(test_bin, tools=settings.sanitizer_tools, test_filter=settings.sanitizer_filter,
+                         seed=options.seed, timeout=options.config.grader["sanitizer_timeout_s"],
+                         root=options.work_dir, cwd=options.root, sanitizer=tool, extra_args=judge_args,
+                         log_dir=options.results_dir / f"{result.lab}.sanitizer")
     result.sanitizer = found
     if found.runs:  # the command of the first tool that found something, else the first tool's
         first = next((run for run in found.runs if run.status == "errors"), found.runs[0])
@@ -671,6 +832,7 @@ def check_fixes(options: Options, result: LabResult, test_bin: Path, judge_args:
     """compute-sanitizer over the tests of each find-the-bug exercise that names tools in
     its manifest entry and whose tests passed (result.fix_checks; variants.grade reads it)."""
     lab = kit_manifests(options.root).get(result.lab)
+    wanted = []
     for variant in lab.required_variants if lab is not None else ():
         if variant.kind == variants.STEP or not variant.sanitizer:
             continue
@@ -681,12 +843,19 @@ def check_fixes(options: Options, result: LabResult, test_bin: Path, judge_args:
         if tool is None:
             result.fix_checks[variant.name] = None
             continue
+        wanted.append((variant, tool))
+
+    def one(variant: variants.RequiredVariant, tool: Path) -> None:
         stage(f"{', '.join(variant.sanitizer)} on {variant.name}")
-        with clocked(result, "sanitizer"):
-            result.fix_checks[variant.name] = sanitize.run(
-                test_bin, tools=list(variant.sanitizer), test_filter=variants.test_filter(variant), seed=options.seed,
-                timeout=options.config.grader["sanitizer_timeout_s"], root=options.work_dir, cwd=options.root,
-                sanitizer=tool, extra_args=judge_args, log_dir=options.results_dir / f"{result.lab}.{variant.name}")
+        result.fix_checks[variant.name] = sanitize.run(
+            test_bin, tools=list(variant.sanitizer), test_filter=variants.test_filter(variant), seed=options.seed,
+            timeout=options.config.grader["sanitizer_timeout_s"], root=options.work_dir, cwd=options.root,
+            sanitizer=tool, extra_args=judge_args, log_dir=options.results_dir / f"{result.lab}.{variant.name}")
+
+    if wanted:  # each exercise's own run, side by side
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(wanted)) as pool:
+            for done in [pool.submit(one, variant, tool) for variant, tool in wanted]:
+                done.result()
 
 
 def apply_rules(options: Options, result: LabResult, taken: overlay.Overlay | None = None) -> None:

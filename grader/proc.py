@@ -21,6 +21,7 @@ import os
 import resource
 import shlex
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -76,6 +77,60 @@ def cancel_all() -> None:
     for run_id, child in active:
         end_marked(run_id)
         _kill_group(child)
+
+
+class Gate:
+    """The go signal of a program that sets up first and must then wait for its turn (a
+    bench: its set-up may share the GPU with tests, its timing may not).
+
+    One end of a socket pair goes to the child (`child_fd`, passed as `--gate-fd N`); the
+    child writes b"r" once set up and blocks until it reads b"g". `open()` sends the go,
+    `close()` without it makes the child stop. A run with a gate counts its timeout from
+    the go, and waits at most `max_wait_s` for it."""
+
+    def __init__(self, max_wait_s: float = 3600.0) -> None:
+        self._ours, self._theirs = socket.socketpair()
+        self.max_wait_s = max_wait_s
+        self.opened = threading.Event()
+        self.ready = False
+
+    @property
+    def child_fd(self) -> int:
+        """The descriptor number the child gets (the same number in the child)."""
+        return self._theirs.fileno()
+
+    def started(self) -> None:
+        """The child holds its end now: drop ours, so that its exit reads as end of file."""
+        self._theirs.close()
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Whether the child said it is set up within `timeout` s (False: it ended first,
+        or is still setting up)."""
+        if self.ready:
+            return True
+        try:
+            self._ours.settimeout(max(0.001, timeout))
+            self.ready = self._ours.recv(1) == b"r"
+        except OSError:  # includes the timeout
+            self.ready = False
+        return self.ready
+
+    def open(self) -> None:
+        """Lets the child go on (its timeout starts now)."""
+        try:
+            self._ours.sendall(b"g")
+        except OSError:
+            pass  # it has ended already: its result says why
+        self.opened.set()
+
+    def close(self) -> None:
+        """No go: a child still waiting stops (exit 4). Idempotent."""
+        for end in (self._ours, self._theirs):
+            try:
+                end.close()
+            except OSError:
+                pass
+        self.opened.set()
 
 
 class LaunchError(Exception):
@@ -138,13 +193,15 @@ def run(
     cap: int = CAP_BYTES,
     limits: Limits | None = None,
     line_callback: Callable[[str], None] | None = None,
+    gate: Gate | None = None,
 ) -> ProcResult:
     """Run `cmd` (never through a shell) and wait at most `timeout` seconds.
 
     `env` holds overrides on top of the grader's own environment. When the run ends (by
     itself, on timeout, or because the grader is interrupted) every process it started
     is ended, so a hung GPU program and anything it spawned are gone when this returns.
-    `line_callback` is called with each line of stdout as it arrives (progress).
+    `line_callback` is called with each line of stdout as it arrives (progress). With a
+    `gate` the child gets its end of it, and `timeout` counts from the gate's opening.
     """
     args = [str(arg) for arg in cmd]
     run_id = uuid.uuid4().hex
@@ -160,9 +217,13 @@ def run(
             args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=full_env, cwd=cwd, start_new_session=True,
             preexec_fn=limits.apply if limits is not None else None,
+            pass_fds=(gate.child_fd,) if gate is not None else (),
         )
     except OSError as exc:
         raise LaunchError(f"cannot run {args[0]}: {exc.strerror or exc}") from exc
+    finally:
+        if gate is not None:
+            gate.started()
     with _ACTIVE_LOCK:
         _ACTIVE[run_id] = child
     # One thread per stream drains the pipe as fast as the child writes, keeping only
@@ -170,6 +231,12 @@ def run(
     out, err = _Capture(cap), _Capture(cap)
     readers = [_start_reader(child.stdout, out, line_callback), _start_reader(child.stderr, err)]
     try:
+        if gate is not None:
+            # Set-up is not timed out here (it waits for its turn); only for max_wait_s.
+            waited = time.monotonic()
+            while not gate.opened.wait(0.05):
+                if child.poll() is not None or time.monotonic() - waited > gate.max_wait_s:
+                    break
         child.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
@@ -182,6 +249,8 @@ def run(
     # Also after a normal exit: a background child left in the group (a helper
     # the test spawned) must not outlive the grading of this lab.
     _kill_group(child)
+    if gate is not None:
+        gate.close()  # nothing more to say to it
     end_marked(run_id)
     with _ACTIVE_LOCK:
         _ACTIVE.pop(run_id, None)

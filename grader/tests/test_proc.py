@@ -1,7 +1,9 @@
-"""Tests of grader.proc: timeouts that leave no process, capped output, env and cwd."""
+"""Tests of grader.proc: timeouts that leave no process, capped output, env and cwd, and
+the gate that holds a set-up program until its turn."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import signal
 import sys
@@ -116,6 +118,69 @@ class ProcTest(unittest.TestCase):
         self.assertIn("97\n98\n99", tail)
         self.assertNotIn("96", tail)
         self.assertIn("bad", tail)
+
+
+# A child that sets up (sleeps), says it is ready on its gate, waits for the go, then
+# works for a moment. It exits 4 when the gate closes without a go.
+GATED_CHILD = """
+import os, sys, time
+fd = int(sys.argv[1])
+time.sleep(float(sys.argv[2]))
+os.write(fd, b"r")
+go = os.read(fd, 1)
+if go != b"g":
+    print("stopped at the gate", flush=True)
+    sys.exit(4)
+time.sleep(float(sys.argv[3]))
+print("timed", flush=True)
+"""
+
+
+class GateTest(unittest.TestCase):
+    def start(self, gate: proc.Gate, setup_s: float, work_s: float, timeout: float):
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        self.addCleanup(pool.shutdown)
+        return pool.submit(proc.run, [sys.executable, "-c", GATED_CHILD, str(gate.child_fd), str(setup_s),
+                                      str(work_s)], timeout=timeout, gate=gate)
+
+    # Ready once set up; nothing happens before the go; the timeout counts from the go
+    # (set-up 0.6 s + waiting would exceed 0.5 s, the work alone does not).
+    def test_waits_for_the_go_and_times_out_from_it(self):
+        gate = proc.Gate()
+        run = self.start(gate, setup_s=0.6, work_s=0.1, timeout=0.5)
+        self.assertFalse(gate.wait_ready(0.05), "ready before its set-up ended")
+        self.assertTrue(gate.wait_ready(10))
+        time.sleep(0.3)
+        self.assertFalse(run.done(), "the child went on without its go")
+        gate.open()
+        result = run.result(timeout=10)
+        self.assertFalse(result.timed_out)
+        self.assertEqual((result.returncode, result.stdout), (0, "timed\n"))
+
+    # Closed without a go: the child stops by itself (exit 4), and the run returns.
+    def test_closed_gate_stops_the_child(self):
+        gate = proc.Gate()
+        run = self.start(gate, setup_s=0.0, work_s=0.0, timeout=5)
+        self.assertTrue(gate.wait_ready(10))
+        gate.close()
+        result = run.result(timeout=10)
+        self.assertEqual((result.returncode, result.stdout), (4, "stopped at the gate\n"))
+
+    # A child that ends during its set-up is never "ready", and waiting for it does not hang.
+    def test_child_that_ends_first(self):
+        gate = proc.Gate()
+        result = proc.run([sys.executable, "-c", "import sys; sys.exit(3)"], timeout=5, gate=gate)
+        self.assertEqual(result.returncode, 3)
+        self.assertFalse(gate.wait_ready(1))
+        gate.open()  # no one to hear it: no error
+        gate.close()
+
+    # The gate's descriptor reaches only the child it was made for.
+    def test_descriptor_not_inherited_elsewhere(self):
+        gate = proc.Gate()
+        other = proc.run([sys.executable, "-c", f"import os; os.fstat({gate.child_fd}); print('open')"], timeout=5)
+        self.assertNotEqual(other.returncode, 0, "an unrelated child inherited the gate")
+        gate.close()
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@ import json
 import os
 import textwrap
 import unittest
+from unittest import mock
 
-from grader import bench, config, score
+from grader import bench, config, grade, score
 from grader.tests.helpers import fake_bench, fake_gtest, load_fixture, write_script
 from grader.tests.test_cli import SEGFAULT, CliTestCase
 
@@ -197,6 +198,136 @@ class BenchAloneTest(CliTestCase):
         self.assertEqual(lab["lab"], "vectorAdd")
         self.assertEqual(sorted(lab["seconds"]), ["bench", "tests"])
         self.assertIn("testing 3 labs, up to 3 at a time", out + err)
+
+
+# Stamps of a fake gated bench: set-up, ready at its gate, go, end (SPANS names the file).
+GATED_BENCH_HEAD = """
+import os, socket, sys, time
+def stamp(what):
+    with open(os.environ["SPANS"], "a") as f:
+        f.write("%s %s %s\\n" % (what, os.path.basename(sys.argv[0]).split("_")[0], time.monotonic()))
+stamp("setup")
+time.sleep(float(os.environ.get("SETUP_S_" + os.path.basename(sys.argv[0]).split("_")[0], "0")))
+gate = next((int(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--gate-fd=")), None)
+if gate is not None:
+    stamp("ready")  # before saying so: the grader may go on at once
+    os.write(gate, b"r")
+    if os.read(gate, 1) != b"g":
+        sys.exit(4)
+stamp("go")
+time.sleep(0.3)
+stamp("end")
+"""
+
+
+class PrestartTest(CliTestCase):
+    """A lab whose tests passed sets its bench up while other labs are still tested; its
+    timing still waits until every test is over and every bench is set up, and the
+    timings run one at a time."""
+
+    def test_set_up_early_timed_alone(self):
+        self.fake_labs(self.bin)
+        spans = self.tmp / "spans"
+        os.environ["SPANS"] = str(spans)
+        stamp = f"open({str(spans)!r}, 'a').write('%s %s %s\\n' % ({{what}}, sys.argv[0].split('/')[-1].split('_')[0], time.monotonic()))"
+        # vectorAdd and reduction pass at once; scan is tested slowly, then crashes.
+        fake_gtest(self.bin / "reduction_judge_test", "gtest-1.12-pass.json", "gtest-1.12-pass.stdout.txt")
+        fake_gtest(self.bin / "scan_judge_test", None,
+                   extra="\n".join(["import sys, time", stamp.format(what="'test-start'"), "time.sleep(2.0)",
+                                    stamp.format(what="'test-end'"), textwrap.dedent(SEGFAULT)]))
+        for lab in ("vectorAdd", "reduction"):
+            bench = fake_bench(self.bin / f"{lab}_judge_bench", "bench-ok.json", argv_log=self.bench_log)
+            head, body = bench.read_text().split("\n", 1)
+            bench.write_text(head + "\n" + textwrap.dedent(GATED_BENCH_HEAD) + body)
+        # reduction sets up for longer than scan is tested: no timing may start before it is done.
+        os.environ.update(SETUP_S_vectorAdd="0.3", SETUP_S_reduction="3.0")
+        config = self.tmp / "prestart.toml"
+        config.write_text("[grader]\nparallel_labs = 3\nprestart_benches = 2\n")
+        code, out, err = self.main("--no-build", "--config", str(config))
+        self.assertEqual(code, 1, out + err)  # scan crashed
+        events = {}
+        for line in spans.read_text().splitlines():
+            what, lab, when = line.split()
+            events[(what, lab)] = float(when)
+        for lab in ("vectorAdd", "reduction"):
+            self.assertLess(events[("setup", lab)], events[("test-end", "scan")], f"{lab} was not set up early")
+            self.assertGreater(events[("go", lab)], events[("test-end", "scan")], f"{lab} was timed during a test")
+            self.assertGreater(events[("go", lab)], max(events[("ready", other)] for other in ("vectorAdd", "reduction")),
+                               f"{lab} was timed while another bench was still setting up")
+        self.assertGreater(events[("go", "reduction")], events[("end", "vectorAdd")], "two timings overlapped")
+        self.assertTrue(all(any(a.startswith("--gate-fd=") for a in call) for call in self.bench_calls()))
+        labs = {lab["lab"]: lab for lab in self.report()["labs"]}
+        self.assertEqual((labs["vectorAdd"]["bench_runs"], labs["reduction"]["bench_runs"]), (1, 1))
+        self.assertEqual(labs["vectorAdd"]["performance"]["points"], 30)
+        self.assertIn("before", labs["vectorAdd"]["bench"]["telemetry"])
+
+    # Ctrl-C during the first timing: the benches still waiting at their gates never time,
+    # and nothing of theirs is left running.
+    def test_interrupt_stops_the_waiting_benches(self):
+        self.fake_labs(self.bin)
+        spans = self.tmp / "spans"
+        os.environ["SPANS"] = str(spans)
+        fake_gtest(self.bin / "reduction_judge_test", "gtest-1.12-pass.json", "gtest-1.12-pass.stdout.txt")
+        for lab in ("vectorAdd", "reduction"):
+            bench = fake_bench(self.bin / f"{lab}_judge_bench", "bench-ok.json")
+            head, body = bench.read_text().split("\n", 1)
+            bench.write_text(head + "\n" + textwrap.dedent(GATED_BENCH_HEAD) + body)
+        config = self.tmp / "prestart.toml"
+        config.write_text("[grader]\nparallel_labs = 2\nprestart_benches = 2\n")
+        real = grade._time_lab
+
+        def interrupt(options, result, *args, **kwargs):
+            if result.lab == "reduction":
+                raise KeyboardInterrupt
+            return real(options, result, *args, **kwargs)
+
+        with mock.patch("grader.grade._time_lab", side_effect=interrupt):
+            code, out, err = self.main("--no-build", "--config", str(config))
+        self.assertEqual(code, 130, out + err)
+        events = [line.split()[:2] for line in spans.read_text().splitlines()]
+        self.assertIn(["setup", "reduction"], events)
+        self.assertIn(["go", "vectorAdd"], events)
+        self.assertNotIn(["go", "reduction"], events)
+        self.assertEqual([lab["lab"] for lab in self.report()["labs"]], ["vectorAdd"])
+
+    # A lab_seconds.json that is not what the grader wrote changes nothing but the order.
+    def test_unreadable_lab_seconds(self):
+        self.fake_labs(self.bin)
+        self.build.mkdir(parents=True, exist_ok=True)
+        (self.build / "lab_seconds.json").write_text("[1, 2")
+        code, out, err = self.main("--no-build", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("vectorAdd", json.loads((self.build / "lab_seconds.json").read_text()))
+
+    # With no slot the bench sets up in its turn, as before: no gate.
+    def test_no_slots(self):
+        self.fake_labs(self.bin)
+        config = self.tmp / "none.toml"
+        config.write_text("[grader]\nprestart_benches = 0\n")
+        code, out, err = self.main("--no-build", "--config", str(config), "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        self.assertFalse(any(a.startswith("--gate-fd") for call in self.bench_calls() for a in call))
+
+    # The labs tested first are the ones that took longest last time (lab_seconds.json).
+    def test_longest_first(self):
+        self.fake_labs(self.bin)
+        self.build.mkdir(parents=True, exist_ok=True)
+        (self.build / "lab_seconds.json").write_text(json.dumps({"vectorAdd": 1.0, "reduction": 9.0, "scan": 5.0}))
+        order = []
+        real = grade.test_lab
+
+        def record(options, lab, *args, **kwargs):
+            order.append(lab)
+            return real(options, lab, *args, **kwargs)
+
+        config = self.tmp / "one.toml"
+        config.write_text("[grader]\nparallel_labs = 1\n")
+        with mock.patch("grader.grade.test_lab", side_effect=record):
+            self.main("--no-build", "--config", str(config))
+        self.assertEqual(order, ["reduction", "scan", "vectorAdd"])
+        saved = json.loads((self.build / "lab_seconds.json").read_text())
+        self.assertEqual(sorted(saved), ["reduction", "scan", "vectorAdd"])
+        self.assertNotEqual(saved["reduction"], 9.0, "this run's seconds were not kept")
 
 
 if __name__ == "__main__":

@@ -7,12 +7,18 @@ script prints one table row: N, wall time, time per student, and how busy the GP
 Needs a GPU and the instructor's kit (with solutions/):
 
     python3 -m grader.tests.class_scale --students 20 --out /tmp/class [--labs ...]
+
+A class too long for one sitting is graded in parts: `--limit K` grades the first K
+students not graded yet and keeps the folder; `--resume` goes on where the last part
+stopped. Each part's wall time is kept in DIR/class_scale.json, and the table adds the
+parts up (the kit's one-time build is in the first part's time).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import re
 import shutil
 import subprocess
@@ -62,22 +68,53 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="a folder for the class (deleted first)")
     parser.add_argument("--labs", nargs="+", help="labs to grade (default: all)")
     parser.add_argument("--grader-arg", action="append", default=[], help="passed on to every grader run")
+    parser.add_argument("--limit", type=int, metavar="K", help="grade at most K more students now (a part)")
+    parser.add_argument("--resume", action="store_true", help="go on with the class in --out (its next part)")
     args = parser.parse_args(argv)
     labs = manifest.resolve_names(args.labs, manifest.names(KIT)) if args.labs else manifest.names(KIT)
     out = args.out.resolve()
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    roster = make_class(out, args.students, labs)
-    command = [sys.executable, "-m", "grader", "batch", str(roster), "--out", str(out / "grades"), "--labs", *labs,
-               *(f"--grader-arg={a}" for a in args.grader_arg)]
-    start = time.monotonic()
-    done = subprocess.run(command, cwd=KIT, capture_output=True, text=True)
-    wall = time.monotonic() - start
-    print(done.stdout[-4000:], done.stderr[-2000:], sep="")
-    busy = re.search(r"busy (\d+)% of the time", done.stdout)
-    print(f"\n{'N':>4} {'wall s':>8} {'s/student':>10} {'GPU busy':>9}")
-    print(f"{args.students:>4} {wall:>8.0f} {wall / args.students:>10.1f} {busy.group(1) + '%' if busy else '?':>9}")
-    return 0 if done.returncode in (0, 1) else done.returncode
+    parts_file = out / "class_scale.json"
+    if not args.resume:
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        make_class(out, args.students, labs)
+        parts_file.write_text("[]\n")
+    elif not parts_file.is_file():
+        parser.error(f"--resume: no class in {out} (run without --resume first)")
+    parts = json.loads(parts_file.read_text())
+    graded_before = sum(part["students"] for part in parts)
+    now = args.students - graded_before if args.limit is None else min(args.limit, args.students - graded_before)
+    if now <= 0:
+        print(f"all {args.students} students are graded")
+    else:
+        # This part's roster: the students graded before (batch --resume skips them) and the next ones.
+        roster = out / "roster.csv"
+        with roster.open() as f:
+            rows = list(csv.reader(f))
+        part_roster = out / f"roster.part{len(parts) + 1}.csv"
+        with part_roster.open("w", newline="") as f:
+            csv.writer(f).writerows(rows[:1 + graded_before + now])
+        command = [sys.executable, "-m", "grader", "batch", str(part_roster), "--out", str(out / "grades"), "--labs",
+                   *labs, "--resume", *(f"--grader-arg={a}" for a in args.grader_arg)]
+        start = time.monotonic()
+        done = subprocess.run(command, cwd=KIT, capture_output=True, text=True)
+        wall = time.monotonic() - start
+        print(done.stdout[-4000:], done.stderr[-2000:], sep="")
+        busy = re.search(r"busy (\d+)% of the time", done.stdout)
+        parts.append({"students": now, "wall_s": round(wall, 1), "busy": int(busy.group(1)) / 100 if busy else None,
+                      "exit": done.returncode})
+        parts_file.write_text(json.dumps(parts, indent=1) + "\n")
+        if done.returncode not in (0, 1):
+            return done.returncode
+    graded = sum(part["students"] for part in parts)
+    wall = sum(part["wall_s"] for part in parts)
+    known = [part for part in parts if part["busy"] is not None]
+    busy = sum(part["busy"] * part["wall_s"] for part in known) / sum(part["wall_s"] for part in known) if known else None
+    print(f"\n{'N':>4} {'parts':>6} {'wall s':>8} {'s/student':>10} {'GPU busy':>9}")
+    print(f"{graded:>4} {len(parts):>6} {wall:>8.0f} {wall / max(1, graded):>10.1f} "
+          f"{f'{100 * busy:.0f}%' if busy is not None else '?':>9}" + ("" if graded == args.students else
+                                                                         f"   ({args.students - graded} to go: --resume)"))
+    return 0
 
 
 if __name__ == "__main__":

@@ -15,6 +15,11 @@ call through a function pointer. This stage asks the compiler instead:
    CUB, Thrust or the vendor libraries.
 3. load-time code and raw system calls: `.init_array`/`.fini_array` entries other than
    the compiler's own, and `syscall`/`sysenter`/`int $0x80`/`svc` in the host code.
+4. device code registered by hand: the runtime's registration helpers
+   (`__cudaRegisterFatBinary`, `__cudaRegisterFunction`, ...) referred to from anywhere
+   but nvcc's own registration functions, whatever they are called in the source (an
+   asm label): that would make device code not compiled from the file, such as a
+   reference's cubin pulled in with `.incbin`, launchable as the file's.
 
 Every finding is a grader.rules.Finding (kind "forbidden", rule "include", "symbol",
 "defines", "cub", "constructor" or "syscall"), so it plugs into the rules penalty.
@@ -122,6 +127,23 @@ NVCC_HELPERS = (
     "__cudaRegisterSurface", "__cudaRegisterTexture", "__cudaInitModule", "__cudaPushCallConfiguration",
     "__cudaPopCallConfiguration", "__cudaLaunchKernel", "__cudaGetKernel", "__cudaRegisterLinkedBinary_*",
 )
+# The helpers among them that register device code with the runtime. Only nvcc's own
+# registration functions of the file (below) may refer to them: called from anywhere else,
+# they register device code that was not compiled from the file (bytes pulled in with an
+# assembler .incbin from a reference library, say) and make its kernels launchable.
+REGISTRATION_HELPERS = (
+    "__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary",
+    "__cudaRegisterFunction", "__cudaRegisterVar", "__cudaRegisterManagedVar", "__cudaRegisterHostVar",
+    "__cudaRegisterSurface", "__cudaRegisterTexture", "__cudaInitModule", "__cudaRegisterLinkedBinary_*",
+)
+# nvcc's registration functions. Both are static and always emitted (one runs from
+# .init_array, the other is handed to atexit), so a file cannot define a function of the
+# same name beside them: the assembler refuses the second definition.
+NVCC_REGISTRARS = ("_ZL24__sti____cudaRegisterAllv", "_ZL26__cudaUnregisterBinaryUtilv")
+# The callback that registers the kernels and variables: inlined into the first at -O3, its
+# name is then free for a file's own function. It counts as nvcc's only where nvcc's
+# __sti____cudaRegisterAll refers to it (an unoptimised build).
+NVCC_CALLBACK = "_ZL31__nv_cudaEntityRegisterCallbackPPv"
 CXX_RUNTIME_ALLOWED = (
     "__cxa_*", "__gxx_personality_v0", "DW.ref.__gxx_personality_v0", "_Unwind_Resume", "_GLOBAL_OFFSET_TABLE_",
     "__dso_handle", "__tls_get_addr", "__once_proxy", "__libc_single_threaded", "atexit",
@@ -1324,6 +1346,32 @@ def _constructor_findings(obj: _Object, source: _Source) -> list[rules.Finding]:
     return findings
 
 
+def _registration_findings(obj: _Object, source: _Source) -> list[rules.Finding]:
+    """References to the runtime's registration helpers from anywhere but nvcc's own
+    registration functions: the file registers device code it did not compile."""
+    origins = _reference_origins(obj)
+    registrars = set(NVCC_REGISTRARS)
+    sti = next((insns for name, insns in obj.functions.values() if name == NVCC_REGISTRARS[0]), [])
+    if any(f"<{NVCC_CALLBACK}>" in insn for _, insn in sti):
+        registrars.add(NVCC_CALLBACK)
+    findings = []
+    for symbol in obj.symbols:
+        if symbol.defined or not _matches(symbol.name, REGISTRATION_HELPERS):
+            continue
+        for holder in origins.get(symbol.index, []):
+            if holder is not None and holder.bind == "LOCAL" and holder.type == "FUNC" and holder.name in registrars:
+                continue
+            where = f"in {_short(holder.demangled or holder.name)}" if holder is not None else "from data"
+            line = (_source_line(source.text, _search_names(holder.name, _entity(holder.demangled or holder.name)))
+                    if holder is not None else None)
+            findings.append(_finding(source, "symbol", line,
+                                     f"calls {symbol.name} {where}: it registers device code with the CUDA "
+                                     "runtime, which only the compiler's own registration of your file may do "
+                                     "(code not compiled from your file, e.g. a reference's, would run as "
+                                     "yours): launch only the kernels your file defines", symbol.name))
+    return findings
+
+
 def _syscall_findings(obj: _Object, source: _Source, names: dict[str, str]) -> list[rules.Finding]:
     """Instructions in the host code that enter the operating system's kernel directly."""
     findings = []
@@ -1458,7 +1506,7 @@ def _check_files(session: _Session, files: list[Path], work_dir: Path, object_fi
                              _header_identifiers(kit_headers), tuple(lab.allowed_symbols),
                              tuple(lab.forbidden_symbols), {index: info[4] for index, info in obj.sections.items()})
         findings += (_symbol_findings(obj, ctx) + _constructor_findings(obj, source)
-                     + _syscall_findings(obj, source, obj.demangled))
+                     + _registration_findings(obj, source) + _syscall_findings(obj, source, obj.demangled))
     _lines_from_includes(findings)
 
 

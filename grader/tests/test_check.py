@@ -119,6 +119,29 @@ SNIPPETS: dict[str, tuple[str, str]] = {
         __attribute__((constructor)) static void _GLOBAL__sub_I_fake() { std::puts("before main"); }
         }
         """),
+    # Registers device code that is not the file's (here a few bytes; in an attack, a
+    # reference library's pulled in with .incbin) through nvcc's own helpers, named by asm
+    # labels in split strings, from the lab's function and from a function named like
+    # nvcc's callback, which -O3 inlines away.
+    "foreign_device_code": ("vectorAdd", """\
+        #include <cuda_runtime.h>
+        #include "vectorAdd.h"
+        extern "C" void** reg_binary(void*) asm("__cuda" "RegisterFatBinary");
+        extern "C" void reg_function(void**, const char*, char*, const char*, int, uint3*, uint3*, dim3*, dim3*,
+                                     int*) asm("__cuda" "RegisterFunction");
+        static const unsigned char blob[16] = {0x50, 0xed, 0x55, 0xba};
+        struct Wrapper { int magic; int version; const void* data; void* unused; };
+        static Wrapper wrapper = {0x466243b1, 1, blob, nullptr};
+        static void stub() {}
+        static void** early(void**) asm("_ZL31__nv_cudaEntity" "RegisterCallbackPPv");
+        __attribute__((noinline, used)) static void** early(void**) { return reg_binary(&wrapper); }
+        void vector_add(const float* a, const float* b, float* c, int n) {
+          void** handle = early(nullptr);
+          reg_function(handle, (const char*)stub, (char*)"k", "k", -1, 0, 0, 0, 0, 0);
+          void* args[] = {&a, &b, &c, &n};
+          cudaLaunchKernel((const void*)stub, dim3(1), dim3(32), args, 0, nullptr);
+        }
+        """),
     "syscall": ("vectorAdd", """\
         long raw(long number) {
           long result;
@@ -437,6 +460,12 @@ class Routes(unittest.TestCase):
 
     def test_constructor_named_like_the_compilers_own(self):
         self.check("forged_constructor", "defines", 3, text="_GLOBAL__sub_I_")
+
+    def test_registering_device_code_the_file_did_not_compile(self):
+        self.check("foreign_device_code", "symbol", 12, text="calls __cudaRegisterFunction in vector_add(")
+        # The function is known by its asm label only, which no line of the file spells.
+        self.check("foreign_device_code", "symbol", None,
+                   text="calls __cudaRegisterFatBinary in __nv_cudaEntityRegisterCallback(void**)")
 
     def test_raw_syscall(self):
         self.check("syscall", "syscall", 3, text="raw(long)")

@@ -123,6 +123,7 @@ def grade(required: tuple[RequiredVariant, ...], tests: list[dict[str, Any]] | N
         else:
             mine = tests_of(variant.name, tests)
             failed = [t for t in mine if t.get("status") == "failed"]
+            unproven = [t for t in mine if t.get("status") != "passed"]  # skipped (no GPU), or not run
             if not mine and variant.kind == FIX:
                 row.update(status=MISSING, why=f"no test checked it: keep the function {variant.name} in your file "
                            "(fix its bug; do not remove it)")
@@ -134,6 +135,11 @@ def grade(required: tuple[RequiredVariant, ...], tests: list[dict[str, Any]] | N
                            f'"{variant.name}", ...) in your file')
             elif failed:
                 row.update(status=FAILED, why=f"{len(failed)} of {len(mine)} tests failed: {failed[0]['name']}")
+            elif unproven:
+                # Only a test that ran and passed proves anything: a skipped one (a machine
+                # without a GPU) earns nothing.
+                row.update(status=NOT_TESTED, why=f"{len(unproven)} of {len(mine)} tests did not run "
+                           f"({unproven[0].get('status', '?')}: {unproven[0]['name']})")
             elif variant.sanitizer:
                 found = (checked or {}).get(variant.name)
                 findings = found.findings if found is not None else []

@@ -188,6 +188,18 @@ class GradeTest(unittest.TestCase):
         untested = variants.grade(STEPS, None)
         self.assertEqual(({row["status"] for row in untested.rows}, untested.points), ({variants.NOT_TESTED}, 0.0))
 
+    # Skipped tests (a machine without a GPU skips every GPU test) prove nothing: no points.
+    def test_skipped_tests_earn_nothing(self):
+        tests = [test_row("Registered/ReduceSumVariantsGpu.CorrectAtEverySize/interleaved", "skipped"),
+                 test_row("Registered/ReduceSumVariantsGpu.CorrectAtEverySize/first_add"),
+                 test_row("Registered/ReduceMaxVariantsGpu.CorrectAtEverySize/first_add", "skipped")]
+        result = variants.grade(STEPS, tests)
+        rows = {row["name"]: row for row in result.rows}
+        self.assertEqual(result.points, 0.0)
+        self.assertEqual((rows["interleaved"]["status"], rows["first_add"]["status"]),
+                         (variants.NOT_TESTED, variants.NOT_TESTED))
+        self.assertIn("1 of 2 tests did not run (skipped: Registered/ReduceMaxVariantsGpu", rows["first_add"]["why"])
+
     def test_progression_from_the_graded_workload(self):
         bench = {"workloads": [
             {"name": "small", "graded": False, "results": [{"name": "interleaved", "median_ms": 9.0}]},

@@ -248,7 +248,10 @@ std::vector<std::string> worker_environment(bool sync_launches) {
       }
     }
   }
-  if (sync_launches) env.emplace_back("LABKIT_SYNC_LAUNCHES=1");
+  if (sync_launches) {  // a test's worker: how to wait for the GPU may be chosen (lab/device.h)
+    env.emplace_back("LABKIT_SYNC_LAUNCHES=1");
+    if (const char* wait = std::getenv("LABKIT_GPU_WAIT")) env.emplace_back(std::string("LABKIT_GPU_WAIT=") + wait);
+  }
   return env;
 }
 

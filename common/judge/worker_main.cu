@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "lab/device.h"
 #include "lab/judge/wire.h"
 #include "spin.h"
 #include "lab/judge/worker.h"
@@ -276,8 +277,9 @@ int worker_main(int argc, char** argv) {
 
   // Spin while waiting for the GPU: the judge's clock runs until the worker notices its
   // work is done, and a sleeping wait adds tens of microseconds, more after long kernels.
-  cudaError_t status = cudaSetDeviceFlags(cudaDeviceScheduleSpin);
-  if (status == cudaSuccess) status = cudaSetDevice(args.device);
+  // LABKIT_GPU_WAIT (passed on by the judge) may choose otherwise, e.g. for tests.
+  lab::apply_gpu_wait(cudaDeviceScheduleSpin);  // where it fails, so does the next call, and says why
+  cudaError_t status = cudaSetDevice(args.device);
   if (status == cudaSuccess) status = cudaFree(nullptr);  // creates the context before the sandbox closes
   if (status != cudaSuccess && startup_error.empty()) {
     startup_error = std::string("the worker could not use the GPU: ") + cudaGetErrorName(status) + " (" +

@@ -2,10 +2,25 @@
 #include "lab/device.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "lab/cuda_check.h"
 
 namespace lab {
+
+unsigned apply_gpu_wait(unsigned fallback) {
+  const char* text = std::getenv("LABKIT_GPU_WAIT");
+  const std::string wanted = text != nullptr ? text : "";
+  unsigned flag = fallback;
+  if (wanted == "spin") flag = cudaDeviceScheduleSpin;
+  if (wanted == "yield") flag = cudaDeviceScheduleYield;
+  if (wanted == "block") flag = cudaDeviceScheduleBlockingSync;
+  if (flag != 0 && cudaSetDeviceFlags(flag) != cudaSuccess) {
+    cudaGetLastError();  // a context exists already: its own way of waiting stays
+    return 0;
+  }
+  return flag;
+}
 
 bool gpu_available(std::string* why) {
   int count = 0;

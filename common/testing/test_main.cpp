@@ -132,6 +132,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   setenv("LABKIT_SYNC_LAUNCHES", "1", /*overwrite=*/0);
+  lab::apply_gpu_wait();  // before the first CUDA call: LABKIT_GPU_WAIT, if set
   std::string why;
   const bool gpu = lab::gpu_available(&why);
   if (gpu) {

@@ -32,6 +32,13 @@ struct DeviceFacts {
 bool gpu_available(std::string* why = nullptr);
 /// Reads the facts of `device` (throws lab::CudaError when there is none).
 DeviceFacts device_facts(int device = 0);
+/// How a thread of this process waits for the GPU, from LABKIT_GPU_WAIT ("spin", "yield" or
+/// "block"; unset or anything else: `fallback`, a cudaDeviceSchedule* flag or 0 for the
+/// runtime's own choice). Call before the first CUDA call creates the context. The grader's
+/// judge test programs and workers read it: a spinning wait keeps a core busy for as long
+/// as the GPU takes, which, with many labs tested side by side, may starve the CPU work of
+/// the others. Returns the flag applied (0: none).
+unsigned apply_gpu_wait(unsigned fallback = 0);
 /// One line: name, compute capability, SMs, clock, peak DRAM bandwidth.
 std::string describe(const DeviceFacts& facts);
 

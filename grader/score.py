@@ -1,11 +1,13 @@
 """Points from test results and bench figures (DESIGN.md "Grader").
 
 Correctness: the lab's correctness points shared over its tests by weight.
-Performance: only once correctness is full; per graded workload, with the ratio
-r = t_student / t_reference and the threshold T = full_credit_ratio, full points when
-r <= T, else (the "continuous" curve, the default) points * T / r, which has no step at
-T, or (the "cs149" curve) points / r. Where the ratio's 95% confidence interval reaches
-T, the student gets the better side: full points. Averaged over the graded workloads.
+Performance: only once correctness is full; with the ratio r = t_student / t_reference
+(over several graded workloads, e.g. an aligned and an odd shape, the geometric mean of
+their ratios, each workload's figures kept for the report) and the threshold
+T = full_credit_ratio, full points when r <= T, else (the "continuous" curve, the
+default) points * T / r, which has no step at T, or (the "cs149" curve) points / r.
+Where the ratio's 95% confidence interval reaches T, the student gets the better side:
+full points.
 Figures that cannot be trusted (wrong timed outputs, changed inputs, work hidden from
 the GPU timer, a speed above the device's roofline) earn nothing and are flagged.
 """
@@ -102,15 +104,27 @@ def score_performance(bench: dict[str, Any] | None, settings: LabSettings, *,
             zero.reason = NO_REFERENCE + (f" ({error})" if error else "")
             return zero
         rel_se = (workload.get("pair") or {}).get("ratio_rel_se")
-        points, doubt = curve_points(ratio, rel_se if isinstance(rel_se, (int, float)) else 0.0, settings)
+        rel_se = float(rel_se) if isinstance(rel_se, (int, float)) and rel_se > 0 else 0.0
+        points, doubt = curve_points(ratio, rel_se, settings)  # this workload alone, for the report
         rows.append({"name": name, "ratio": ratio, "points": round(points, 2), "benefit_of_doubt": doubt,
+                     "rel_se": rel_se,
                      "t_student_ms": student.get("median_ms"),
                      "t_reference_ms": (_result(workload, "reference") or {}).get("median_ms"),
                      "noisy": bool((workload.get("pair") or {}).get("noisy"))})
+    # The geometric mean of the ratios, and its relative standard error (that of the mean
+    # of the logarithms): one slow shape costs what it costs, whatever its time in ms.
+    ratio = math.exp(sum(math.log(r["ratio"]) for r in rows) / len(rows))
+    rel_se = math.sqrt(sum(r["rel_se"] ** 2 for r in rows)) / len(rows)
+    points, doubt = curve_points(ratio, rel_se, settings)
+    if len(rows) > 1 and doubt:
+        for r in rows:
+            r["benefit_of_doubt"] = True
+    for r in rows:
+        del r["rel_se"]
     return Performance(
-        points=round(sum(r["points"] for r in rows) / len(rows), 2),
+        points=round(points, 2),
         max=settings.performance_points,
-        ratio=round(math.exp(sum(math.log(r["ratio"]) for r in rows) / len(rows)), 4),
+        ratio=round(ratio, 4),
         t_student_ms=_sum(r["t_student_ms"] for r in rows),
         t_reference_ms=_sum(r["t_reference_ms"] for r in rows),
         workloads=rows)

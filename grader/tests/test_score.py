@@ -153,17 +153,24 @@ class PerformanceTest(unittest.TestCase):
         with self.assertRaisesRegex(config.ConfigError, "benefit_of_doubt.*true or false"):
             config.from_dict({"labs": {"scan": {"benefit_of_doubt": 1}}}, None)
 
-    # Several graded workloads: the mean of their points.
-    def test_average_over_graded_workloads(self):
-        data = bench_with_ratio(1.0)
+    # Several graded workloads (shapes): the curve of the geometric mean of their ratios;
+    # each workload's own figures stay in the rows.
+    def test_geometric_mean_over_graded_workloads(self):
+        data = bench_with_ratio(1.0, rel_se=0.001)
         second = copy.deepcopy(data["workloads"][0])
         second["name"] = "vector_add n=1000000"
         second["pair"]["ratio_median"] = 3.6
         data["workloads"].append(second)
         result = perf(data)
-        self.assertEqual(result.points, 20)  # (30 + 10) / 2
         self.assertAlmostEqual(result.ratio, 3.6 ** 0.5, places=3)
+        self.assertEqual(result.points, round(30 * 1.2 / 3.6 ** 0.5, 2))  # 18.97, not the mean 20
+        self.assertEqual([w["points"] for w in result.workloads], [30, 10])
         self.assertEqual(result.t_student_ms, 0.602)
+        # Both at the threshold's edge: the combined interval decides the benefit of the doubt.
+        near = bench_with_ratio(1.22, rel_se=0.02)
+        near["workloads"].append(copy.deepcopy(near["workloads"][0]))
+        self.assertEqual(perf(near).points, 30)
+        self.assertTrue(all(w["benefit_of_doubt"] for w in perf(near).workloads))
 
     # Performance is graded only once every test passes.
     def test_partial_correctness_gates_performance(self):

@@ -59,6 +59,10 @@ DEFAULTS: dict[str, Any] = {
         # each then waiting for its turn to time alone on the GPU ("auto": from the GPU's
         # memory, about one per 5 GB above 20 GB; 0: none, each bench sets up in its turn).
         "prestart_benches": "auto",
+        # Processes that run one lab's tests side by side (its listed tests dealt among
+        # them): a number, or "auto" (one per 20 s the lab's tests took last time, at most
+        # 3), so that one long lab does not hold up the end of the test phase.
+        "test_shards": 1,
         "configure_timeout_s": 600,
         "test_timeout_s": 300,
         "bench_timeout_s": 600,
@@ -284,6 +288,8 @@ _GRADER_KEYS: dict[str, Check] = {
                       '"auto" or a whole number from 1 to 64'),
     "prestart_benches": (lambda v: v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 64),
                          '"auto" or a whole number from 0 to 64'),
+    "test_shards": (lambda v: v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 16),
+                    '"auto" or a whole number from 1 to 16'),
     "configure_timeout_s": _TIMEOUT,
     "test_timeout_s": _TIMEOUT,
     "bench_timeout_s": _TIMEOUT,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import json
+import math
 import os
 import threading
 import time
@@ -113,6 +114,7 @@ class LabResult:
     answers: answers.AnswersResult = field(default_factory=answers.AnswersResult)
     variants: variants.VariantsResult = field(default_factory=variants.VariantsResult)  # the lecture's steps
     seconds: dict[str, float] = field(default_factory=dict)  # stage -> wall time (checks, tests, sanitizer, bench)
+    test_shards: int = 1  # processes that ran the tests side by side (test_shards)
     # --profile: Nsight Compute's figures of the graded call ({"text", "kernels"}), or why
     # none were taken ({"error"}); feedback only, never part of the score.
     profile: dict[str, Any] | None = None
@@ -359,35 +361,63 @@ def required_steps(lab: manifest.Lab | None) -> list[str]:
 LAB_SECONDS_FILE = "lab_seconds.json"
 
 
-def test_order(options: Options, labs: list[str]) -> list[str]:
-    """`labs`, longest first by the last run's seconds (labs not seen yet first, in course order)."""
+def _lab_seconds(options: Options) -> dict[str, dict[str, float]]:
+    """lab -> {"tests": s, "sanitizer": s} of the last run in this build folder (what can be read)."""
     try:
         known = json.loads((options.build_dir / LAB_SECONDS_FILE).read_text())
     except (OSError, ValueError):
-        known = {}
-    if not isinstance(known, dict):
-        known = {}
+        return {}
+    out = {}
+    for lab, value in known.items() if isinstance(known, dict) else ():
+        if isinstance(value, dict):
+            value = {k: float(v) for k, v in value.items()
+                     if k in ("tests", "sanitizer") and isinstance(v, (int, float)) and not isinstance(v, bool)}
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = {"tests": float(value)}  # an older file: one figure for both
+        else:
+            continue
+        if "tests" in value:
+            out[lab] = value
+    return out
+
+
+def test_order(options: Options, labs: list[str]) -> list[str]:
+    """`labs`, longest first by the last run's seconds (labs not seen yet first, in course order)."""
+    known = _lab_seconds(options)
 
     def seconds(lab: str) -> float:
-        value = known.get(lab)
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else float("inf")
+        return sum(known[lab].values()) if lab in known else float("inf")
 
     return sorted(labs, key=seconds, reverse=True)
 
 
+def test_shards(options: Options, lab: str) -> int:
+    """How many processes run a lab's tests side by side: the config's `test_shards`, or with
+    "auto" one per `SHARD_SECONDS` the lab's tests took last time (at most `MAX_SHARDS`), so
+    that one long lab does not keep the others waiting at the end of the test phase."""
+    wanted = options.config.grader.get("test_shards", 1)
+    if isinstance(wanted, int):
+        return max(1, wanted)
+    last = _lab_seconds(options).get(lab, {}).get("tests", 0.0)
+    return max(1, min(MAX_SHARDS, math.ceil(last / SHARD_SECONDS)))
+
+
+SHARD_SECONDS = 20.0
+MAX_SHARDS = 3
+
+
 def save_lab_seconds(options: Options, results: list[LabResult]) -> None:
-    """Keeps this run's seconds per lab (tests and sanitizer) for test_order; a lab that did
-    not run its tests keeps its earlier figure."""
+    """Keeps this run's seconds per lab (tests and sanitizer) for test_order and test_shards;
+    a lab that did not run its tests keeps its earlier figures."""
     path = options.build_dir / LAB_SECONDS_FILE
-    try:
-        known = json.loads(path.read_text())
-    except (OSError, ValueError):
-        known = {}
-    if not isinstance(known, dict):
-        known = {}
+    known: dict[str, Any] = dict(_lab_seconds(options))
     for result in results:
         if "tests" in result.seconds:
-            known[result.lab] = round(result.seconds["tests"] + result.seconds.get("sanitizer", 0.0), 2)
+            # Sharded tests took less wall time than the same tests in one process would:
+            # keep the one-process estimate, so that the next run shards them again.
+            shards = result.test_shards
+            known[result.lab] = {"tests": round(result.seconds["tests"] * shards, 2),
+                                 "sanitizer": round(result.seconds.get("sanitizer", 0.0), 2)}
     try:
         temporary = path.with_name(f".{path.name}.{os.getpid()}")
         temporary.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
@@ -594,10 +624,11 @@ def test_lab(options: Options, lab: str, kit: KitBuild, student: build.StudentBu
                      "(run the grader without --no-build)")
     judge_args = [f"--impl={impl}", f"--call-timeout={options.config.grader['call_timeout_s']}"]
     stage("testing")
+    result.test_shards = test_shards(options, lab)
     with clocked(result, "tests"):
         tests = gtest.run_tests(test_bin, seed=options.seed, timeout=options.config.grader["test_timeout_s"],
                                 json_path=options.results_dir / f"{lab}.gtest.json", cwd=options.root,
-                                extra_args=judge_args)
+                                extra_args=judge_args, shards=result.test_shards)
     result.reproduce["test"] = tests.command
     result.correctness = score.score_correctness(tests.tests, settings)
     for row in result.correctness.tests:

@@ -14,6 +14,7 @@ test without a result counts as failed. A failure whose message names a GPU faul
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import re
 import shlex
@@ -97,14 +98,23 @@ class TestRun:
 
 
 def run_tests(binary: Path, *, seed: int, timeout: float, json_path: Path, cwd: Path | None = None,
-              extra_args: list[str] | None = None) -> TestRun:
+              extra_args: list[str] | None = None, shards: int = 1) -> TestRun:
     """List the tests of `binary`, run them with the grading seed and classify the outcome.
-    `extra_args` go first (the judge's --impl=...)."""
+    `extra_args` go first (the judge's --impl=...). With `shards` > 1 the listed tests are
+    dealt round-robin to that many processes run side by side, each named in its own
+    --gtest_filter (every test still runs whole, in a process of its own kind), and the
+    outcomes are merged: the lab ends as the worst shard did (TIMEOUT, CRASH, ERROR),
+    else by every test's result. Each shard writes <json_path stem>.<k>.json."""
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.unlink(missing_ok=True)  # a stale file must not pass for this run's
     extra = list(extra_args or [])
     command = proc.command_string([binary, *extra, f"--seed={seed}"])
     listed = list_tests(binary, seed=seed, timeout=min(timeout, LIST_TIMEOUT_S), cwd=cwd, extra_args=extra)
+    groups = [listed[k::shards] for k in range(shards)] if listed and shards > 1 else []
+    groups = [g for g in groups if g]
+    if len(groups) > 1:
+        return _run_shards(binary, groups, listed, seed=seed, timeout=timeout, json_path=json_path, cwd=cwd,
+                           extra=extra, command=command)
     try:
         result = proc.run([binary, *extra, f"--gtest_output=json:{json_path}", f"--seed={seed}"],
                           timeout=timeout, env={"LABKIT_SEED": str(seed)}, cwd=cwd)
@@ -112,6 +122,44 @@ def run_tests(binary: Path, *, seed: int, timeout: float, json_path: Path, cwd: 
         return TestRun(status.ERROR, f"{exc}: rebuild the lab, or check the file's permissions",
                        command=command)
     return classify(result, _read_json(json_path), timeout=timeout, command=command, listed=listed)
+
+
+# The order in which a shard's ending decides the lab's: a hang first, then a crash.
+_SHARD_PRECEDENCE = (status.TIMEOUT, status.CRASH, status.ERROR)
+
+
+def _run_shards(binary: Path, groups: list[list[str]], listed: list[str], *, seed: int, timeout: float,
+                json_path: Path, cwd: Path | None, extra: list[str], command: str) -> TestRun:
+    """run_tests over `groups` of the `listed` tests, one process each, side by side; one
+    TestRun with the tests in listed order."""
+    def one(k: int) -> TestRun:
+        path = json_path.with_name(f"{json_path.stem}.{k}.json")
+        path.unlink(missing_ok=True)
+        try:
+            result = proc.run([binary, *extra, f"--gtest_output=json:{path}", f"--seed={seed}",
+                               "--gtest_filter=" + ":".join(groups[k])],
+                              timeout=timeout, env={"LABKIT_SEED": str(seed)}, cwd=cwd)
+        except proc.LaunchError as exc:
+            return TestRun(status.ERROR, f"{exc}: rebuild the lab, or check the file's permissions", command=command)
+        return classify(result, _read_json(path), timeout=timeout, command=command, listed=groups[k])
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(groups)) as pool:
+        runs = list(pool.map(one, range(len(groups))))
+    order = {name: i for i, name in enumerate(listed)}
+    tests = sorted((t for run in runs for t in run.tests), key=lambda t: order.get(t.name, len(order)))
+    for code in _SHARD_PRECEDENCE:
+        worst = next((run for run in runs if run.status is code), None)
+        if worst is not None:
+            return TestRun(code, worst.message, tests=tests, running_test=worst.running_test, command=command,
+                           output=worst.output)
+    code, message = summarize(tests)
+    missing = sum(NOT_RUN in t.message for t in tests)
+    if missing and code in (status.PASS, status.PARTIAL):
+        code = status.PARTIAL
+        message = (f"{missing} of {len(tests)} tests never reported a result: the test binary exited before "
+                   "running them (exit(0) in the student code?); " + message)
+    return TestRun(code, gpu_fault_note(tests, message), tests=tests, command=command,
+                   output="\n".join(run.output for run in runs if run.output))
 
 
 def list_tests(binary: Path, *, seed: int, timeout: float, cwd: Path | None = None,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from grader import gtest, status
 from grader.proc import ProcResult
-from grader.tests.helpers import fake_gtest, fixture, load_fixture, wait_gone
+from grader.tests.helpers import fake_gtest, fixture, load_fixture, wait_gone, write_script
 
 
 def proc_result(returncode=0, stdout="", timed_out=False) -> ProcResult:
@@ -218,6 +218,98 @@ class FakeBinaryTest(unittest.TestCase):
         run = self.run_tests(self.dir / "nope")
         self.assertIs(run.status, status.ERROR)
         self.assertIn("cannot run", run.message)
+
+
+# A fake test binary that honours --gtest_filter (a ':'-list of exact names) and
+# --gtest_list_tests: a test whose name has "Fail" fails, "Crash" crashes the process,
+# "Hang" never ends. Each run appends its filter to ARGV_LOG.
+FILTERING_GTEST = """
+import json, os, signal, sys, time
+NAMES = {names!r}
+args = sys.argv[1:]
+if "--gtest_list_tests" in args:
+    suite = None
+    for name in NAMES:
+        head, test = name.split(".", 1)
+        if head != suite:
+            print(head + ".")
+            suite = head
+        print("  " + test)
+    sys.exit(0)
+wanted = next((a.split("=", 1)[1].split(":") for a in args if a.startswith("--gtest_filter=")), NAMES)
+open({log!r}, "a").write(":".join(wanted) + "\\n")
+out = next(a.split(":", 1)[1] for a in args if a.startswith("--gtest_output=json:"))
+suites = {{}}
+for name in [n for n in NAMES if n in wanted]:
+    print("[ RUN      ] " + name, flush=True)
+    if "Crash" in name:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if "Hang" in name:
+        time.sleep(600)
+    head, test = name.split(".", 1)
+    entry = {{"name": test, "status": "RUN", "result": "COMPLETED", "time": "0.01s", "classname": head}}
+    if "Fail" in name:
+        entry["failures"] = [{{"failure": "expected 1, got 2", "type": ""}}]
+    suites.setdefault(head, []).append(entry)
+    print(("[  FAILED  ] " if "Fail" in name else "[       OK ] ") + name, flush=True)
+json.dump({{"testsuites": [{{"name": h, "testsuite": t}} for h, t in suites.items()]}}, open(out, "w"))
+"""
+
+
+class ShardTest(unittest.TestCase):
+    """run_tests with shards: the listed tests dealt to processes side by side, merged."""
+
+    NAMES = ["A.one", "A.two", "A.three", "B.four", "B.five", "C.six", "C.seven"]
+
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.dir = Path(tmp.name)
+        self.log = self.dir / "filters"
+
+    def run_sharded(self, names: list[str], shards: int, timeout: float = 20) -> gtest.TestRun:
+        binary = write_script(self.dir / "t", FILTERING_GTEST.format(names=names, log=str(self.log)))
+        return gtest.run_tests(binary, seed=7, timeout=timeout, json_path=self.dir / "lab.gtest.json", shards=shards)
+
+    def test_every_test_runs_once_in_list_order(self):
+        run = self.run_sharded(self.NAMES, 3)
+        self.assertIs(run.status, status.PASS, run.message)
+        self.assertEqual([t.name for t in run.tests], self.NAMES)
+        filters = sorted(self.log.read_text().split())
+        self.assertEqual(filters, sorted(["A.one:B.four:C.seven", "A.two:B.five", "A.three:C.six"]))
+        self.assertEqual(sorted(p.name for p in self.dir.glob("lab.gtest.*.json")),
+                         ["lab.gtest.0.json", "lab.gtest.1.json", "lab.gtest.2.json"])
+        self.assertTrue(run.command.endswith("t --seed=7"), run.command)  # reproduces the whole run
+
+    def test_a_failure_in_one_shard(self):
+        names = self.NAMES[:3] + ["B.Fails"] + self.NAMES[4:]
+        run = self.run_sharded(names, 2)
+        self.assertIs(run.status, status.PARTIAL)
+        self.assertEqual(run.message, "1 of 7 tests failed")
+        self.assertEqual([t.outcome for t in run.tests].count("passed"), 6)
+
+    # A crash ends its shard only: the other shards' results stay, the crash decides the lab.
+    def test_a_crash_in_one_shard(self):
+        names = ["A.one", "A.Crashes", "A.three", "B.four"]
+        run = self.run_sharded(names, 2)
+        self.assertIs(run.status, status.CRASH)
+        self.assertEqual(run.running_test, "A.Crashes")
+        outcomes = {t.name: t.outcome for t in run.tests}
+        self.assertEqual(outcomes, {"A.one": "passed", "A.Crashes": "failed", "A.three": "passed",
+                                    "B.four": "failed"})  # B.four shared the crashed process
+
+    def test_a_hang_in_one_shard(self):
+        start = time.monotonic()
+        run = self.run_sharded(["A.one", "A.Hangs", "A.three"], 3, timeout=2)
+        self.assertLess(time.monotonic() - start, 15)
+        self.assertIs(run.status, status.TIMEOUT)
+        self.assertEqual(run.running_test, "A.Hangs")
+        self.assertEqual({t.name: t.outcome for t in run.tests}["A.three"], "passed")
+
+    def test_more_shards_than_tests(self):
+        run = self.run_sharded(["A.one", "A.two"], 8)
+        self.assertIs(run.status, status.PASS, run.message)
+        self.assertEqual(len(self.log.read_text().split()), 2)
 
 
 if __name__ == "__main__":

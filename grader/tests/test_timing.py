@@ -11,7 +11,7 @@ import textwrap
 import unittest
 from unittest import mock
 
-from grader import bench, config, grade, score
+from grader import bench, config, grade, gtest, score
 from grader.tests.helpers import fake_bench, fake_gtest, load_fixture, write_script
 from grader.tests.test_cli import SEGFAULT, CliTestCase
 
@@ -289,6 +289,33 @@ class PrestartTest(CliTestCase):
         self.assertIn(["go", "vectorAdd"], events)
         self.assertNotIn(["go", "reduction"], events)
         self.assertEqual([lab["lab"] for lab in self.report()["labs"]], ["vectorAdd"])
+
+    # test_shards = "auto": one process per 20 s the lab's tests took last time, at most 3;
+    # the file keeps the one-process estimate, so the next run shards the same way.
+    def test_shards_from_the_last_run(self):
+        self.fake_labs(self.bin)
+        self.build.mkdir(parents=True, exist_ok=True)
+        (self.build / "lab_seconds.json").write_text(json.dumps({"vectorAdd": {"tests": 45.0, "sanitizer": 5.0},
+                                                                  "reduction": 30.0}))
+        asked = {}
+        real = gtest.run_tests
+
+        def record(binary, **kwargs):
+            asked[binary.name.split("_")[0]] = kwargs.get("shards")
+            return real(binary, **kwargs)
+
+        config = self.tmp / "auto.toml"
+        config.write_text('[grader]\ntest_shards = "auto"\n')
+        with mock.patch("grader.grade.gtest.run_tests", side_effect=record):
+            self.main("--no-build", "--config", str(config))
+        self.assertEqual(asked, {"vectorAdd": 3, "reduction": 2, "scan": 1})
+        saved = json.loads((self.build / "lab_seconds.json").read_text())
+        labs = {lab["lab"]: lab for lab in self.report()["labs"]}
+        self.assertAlmostEqual(saved["vectorAdd"]["tests"], round(labs["vectorAdd"]["seconds"]["tests"] * 3, 2), 1)
+        config.write_text("[grader]\ntest_shards = 2\n")
+        with mock.patch("grader.grade.gtest.run_tests", side_effect=record):
+            self.main("--no-build", "--config", str(config), "vectorAdd")
+        self.assertEqual(asked["vectorAdd"], 2)
 
     # A lab_seconds.json that is not what the grader wrote changes nothing but the order.
     def test_unreadable_lab_seconds(self):

@@ -15,7 +15,12 @@ call through a function pointer. This stage asks the compiler instead:
    CUB, Thrust or the vendor libraries.
 3. load-time code and raw system calls: `.init_array`/`.fini_array` entries other than
    the compiler's own, and `syscall`/`sysenter`/`int $0x80`/`svc` in the host code.
-4. device code registered by hand: the runtime's registration helpers
+4. assembler directives that read files (`.incbin`, `.include`) or build directives
+   (`.macro`, `.irp`, `.rept` ...) in any string of the student's preprocessed code,
+   adjacent literals joined and escapes decoded: such a file carries bytes of the grading
+   machine (a classmate's submission, the reference's source) into its program, and the
+   grader does not test it (grade.run_checks).
+5. device code registered by hand: the runtime's registration helpers
    (`__cudaRegisterFatBinary`, `__cudaRegisterFunction`, ...) referred to from anywhere
    but nvcc's own registration functions, whatever they are called in the source (an
    asm label): that would make device code not compiled from the file, such as a
@@ -238,6 +243,16 @@ NVCC_DEFINED = ("DW.ref.__gxx_personality_v0", "__fatbinwrap_*", "hostRef*Array*
 COMPILER_CONSTRUCTORS = ("_GLOBAL__sub_I_*", "_GLOBAL__I_*", "_ZL24__sti____cudaRegisterAllv",
                          "__sti____cudaRegisterAll*", "_GLOBAL__sub_D_*", "_GLOBAL__D_*")
 # Names the compiler generates: spelling one in your code forges the compiler's own code.
+# Assembler directives that read a file of the grading machine into the object (.incbin,
+# .include) or build directives from pieces (.macro and its kin can spell .incbin without
+# writing it). No lab needs them; gcc and nvcc never emit them for the kit's code. Found in
+# every string literal of the student's preprocessed code, adjacent literals joined and
+# escapes decoded (".inc" "\x62in" is .incbin), since an asm statement takes only those.
+ASSEMBLER_DIRECTIVES = re.compile(r"(?:^|[\s;:])\.(incbin|include|macro|irpc?|rept|altmacro|purgem)\b",
+                                  re.IGNORECASE | re.MULTILINE)
+# The pattern of such a finding: grade.run_checks does not test a lab that has one (a test
+# message could carry the file's bytes into the student's report).
+READS_FILES = "assembler-directive"
 RESERVED_NAMES = re.compile(r"_GLOBAL__(?:sub_)?[ID]_|__sti__|__fatbinwrap|__cudaRegister|__device_stub_"
                             r"|__nv_cudaEntityRegisterCallback|__cudaUnregisterBinaryUtil|__fatDeviceText"
                             r"|__cudaFatCubinHandle|\bDW\.ref\.|hostRef\w*Array\w*Linkage")
@@ -1393,6 +1408,66 @@ def _syscall_findings(obj: _Object, source: _Source, names: dict[str, str]) -> l
     return findings
 
 
+_LITERAL = re.compile(
+    r"""(?P<raw>(?:u8|u|U|L)?R"(?P<delim>[^()\\\s]{0,16})\((?P<rawbody>.*?)\)(?P=delim)")"""
+    r"""|(?P<str>(?:u8|u|U|L)?"(?P<body>(?:\\.|[^"\\\n])*)")"""
+    r"""|(?P<chr>(?:u8|u|U|L)?'(?:\\.|[^'\\\n])+')""",
+    re.DOTALL)
+_ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]+)|([0-7]{1,3})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))", re.DOTALL)
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "a": "\a", "b": "\b", "e": "\x1b"}
+
+
+def _unescape_c(body: str) -> str:
+    """The characters a C string literal's body stands for (hex, octal and named escapes)."""
+    def one(match: re.Match[str]) -> str:
+        hex_, octal, small, big, other = match.groups()
+        number = hex_ or small or big
+        if number is not None:
+            return chr(min(int(number, 16), 0x10FFFF))
+        if octal is not None:
+            return chr(int(octal, 8))
+        return _SIMPLE_ESCAPES.get(other, other)
+    return _ESCAPE.sub(one, body)
+
+
+def string_literals(text: str) -> list[tuple[int, str]]:
+    """(offset, characters) of each string in preprocessed C++ `text`, adjacent literals
+    joined as the compiler joins them (character literals are skipped)."""
+    out: list[tuple[int, str]] = []
+    end = -1
+    for match in _LITERAL.finditer(text):
+        if match.group("chr") is not None:
+            end = -1
+            continue
+        value = match.group("rawbody") if match.group("raw") is not None else _unescape_c(match.group("body"))
+        if out and end >= 0 and not text[end:match.start()].strip():
+            out[-1] = (out[-1][0], out[-1][1] + value)
+        else:
+            out.append((match.start(), value))
+        end = match.end()
+    return out
+
+
+def _assembler_findings(source: _Source, lines: list[tuple[int, str]]) -> list[rules.Finding]:
+    """Strings of the student's code that hold assembler directives reading files (.incbin)."""
+    joined = "\n".join(text for _, text in lines)
+    starts = [0]
+    for _, text in lines:
+        starts.append(starts[-1] + len(text) + 1)
+    findings = []
+    for offset, value in string_literals(joined):
+        found = ASSEMBLER_DIRECTIVES.search(value)
+        if found is None:
+            continue
+        index = max(i for i, s in enumerate(starts[:-1]) if s <= offset)
+        directive = "." + found.group(1).lower()
+        findings.append(_finding(source, "include", lines[index][0],
+                                 f"an assembler {directive} directive: it reads a file of the grading machine into "
+                                 "your program (or builds one that does) at compile time, so the lab is not "
+                                 "tested; write your code in C++ and CUDA", READS_FILES))
+    return findings
+
+
 def _source_text_findings(own: list[tuple[str, int, str]], policy: _IncludePolicy) -> list[rules.Finding]:
     """The student's preprocessed code: names only the compiler generates, the kit's namespace opened."""
     findings = []
@@ -1404,6 +1479,7 @@ def _source_text_findings(own: list[tuple[str, int, str]], policy: _IncludePolic
         source = policy.students.get(file)
         if source is None:
             continue
+        findings += _assembler_findings(source, lines)
         joined = "\n".join(text for _, text in lines)
         starts = [0]
         for _, text in lines:

@@ -825,6 +825,11 @@ def run_checks(options: Options, lab: str, result: LabResult, taken: overlay.Ove
     result.rules += [finding.as_dict() for finding in checked.findings]
     if checked.commands:
         result.reproduce["check"] = checked.commands[0]
+    reads = next((f for f in checked.findings if f.pattern == check.READS_FILES), None)
+    if reads is not None:
+        # The bytes of a file of this machine are in the program: any test message about
+        # a wrong output could carry them into the student's report. Nothing runs.
+        _fail(result, status.BUILD_ERROR, f"static checks: {reads.message}", result.reproduce.get("check", ""))
 
 
 def run_sanitizer(options: Options, result: LabResult, test_bin: Path, judge_args: list[str],

@@ -142,6 +142,19 @@ SNIPPETS: dict[str, tuple[str, str]] = {
           cudaLaunchKernel((const void*)stub, dim3(1), dim3(32), args, 0, nullptr);
         }
         """),
+    # Assembler directives that read files or build directives, hidden from the eye:
+    # split literals, an escape, a macro.
+    "assembler_files": ("vectorAdd", """\
+        #define PIECE(x) x
+        const char* first() {
+          const char* p;
+          asm volatile(".pushsection .rodata\\n1:\\n.inc" "\\x62in \\"/etc/hostname\\"\\n.popsection\\n"
+                       "lea 1b(%%rip), %0" : "=r"(p));
+          return p;
+        }
+        asm(PIECE(".mac" "ro twice\\n.endm"));
+        const char* harmless = "a string that mentions include and incbin, not as directives";
+        """),
     "syscall": ("vectorAdd", """\
         long raw(long number) {
           long result;
@@ -467,6 +480,12 @@ class Routes(unittest.TestCase):
         self.check("foreign_device_code", "symbol", None,
                    text="calls __cudaRegisterFatBinary in __nv_cudaEntityRegisterCallback(void**)")
 
+    def test_assembler_directives_that_read_files(self):
+        findings = self.check("assembler_files", "include", 4, text="an assembler .incbin directive")
+        self.check("assembler_files", "include", 8, text="an assembler .macro directive")
+        self.assertEqual(len(findings), 2, [f.message for f in findings])  # the harmless string is not one
+        self.assertEqual({f.pattern for f in findings}, {check.READS_FILES})
+
     def test_raw_syscall(self):
         self.check("syscall", "syscall", 3, text="raw(long)")
 
@@ -655,6 +674,10 @@ class CommandLine(unittest.TestCase):
 
 class Parsing(unittest.TestCase):
     """The parsers, on recorded text (no compiler needed)."""
+
+    def test_string_literals_as_the_compiler_joins_them(self):
+        text = r"""asm(".inc" "bin"); char q = '"'; f("a\"b" "c"); g(R"d(x")y)d"); h(".\x69\156c" u8"lude");"""
+        self.assertEqual([v for _, v in check.string_literals(text)], [".incbin", 'a"bc', 'x")y', ".include"])
 
     def test_dependency_file(self):
         text = "x.o: /k/labs/a/a.cu \\\n /usr/include/stdio.h /tmp/with\\ space.h \\\n /k/solutions/a/a.cu\n"

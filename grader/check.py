@@ -614,6 +614,10 @@ class _Frame:
     file: str
     line: int
     chain: dict | None = None  # the include chain that began at a student's #include
+    # A student's file renamed by its own #line directive: the name the markers now use,
+    # and real line minus the markers' line. The lines stay the student's.
+    alias: str | None = None
+    offset: int = 0
 
 
 @dataclass
@@ -624,6 +628,8 @@ class Scan:
     nested: set[str]  # headers of `bad` seen only inside another one
     own: list[tuple[str, int, str]]  # the student's own lines (file, line, text), if asked
     seen: set[str]  # every file the pass read
+    # #line directives in a student's file that name another file: (file, line, the name)
+    renamed: list[tuple[str, int, str]] = field(default_factory=list)
 
 
 def scan_preprocessed(path: Path, cwd: Path, students: set[str], bad: set[str],
@@ -633,24 +639,37 @@ def scan_preprocessed(path: Path, cwd: Path, students: set[str], bad: set[str],
     nested: set[str] = set()
     seen: set[str] = set()
     own: list[tuple[str, int, str]] = []
+    renamed: list[tuple[str, int, str]] = []
     stack: list[_Frame] = []
     base = str(cwd)
+    started = False  # past the preamble (<built-in>, <command-line>): the main file's own markers
     with open(path, encoding="utf-8", errors="replace") as stream:
         for raw in stream:
             if raw.startswith("# "):
                 marker = _MARKER.match(raw)
                 if marker:
                     file = _real(base, _unescape(marker.group(2)))
+                    flags = marker.group(3).split()
+                    top = stack[-1] if stack else None
+                    if (started and not flags and top is not None and top.file in students
+                            and file != top.file and top.alias != file):
+                        # Only a #line directive of the student's makes a flagless marker name
+                        # another file inside theirs: the code that follows is still theirs.
+                        renamed.append((top.file, top.line, marker.group(2)))
+                        top.alias, top.offset = file, top.line + 1 - int(marker.group(1))
+                        top.line += 1
+                        continue
                     seen.add(file)
-                    _marker(stack, int(marker.group(1)), file, marker.group(3).split(), students, bad,
-                            located, nested)
+                    _marker(stack, int(marker.group(1)), file, flags, students, bad, located, nested)
+                    if not flags and len(stack) == 1 and stack[0].file in students and int(marker.group(1)) >= 1:
+                        started = True
                     continue
             if stack:
                 top = stack[-1]
                 if keep_student_lines and top.file in students and raw.strip():
                     own.append((top.file, top.line, raw.rstrip("\n")))
                 top.line += 1
-    return Scan(located, nested, own, {f for f in seen if not f.startswith("<")})
+    return Scan(located, nested, own, {f for f in seen if not f.startswith("<")}, renamed)
 
 
 def _marker(stack: list[_Frame], line: int, file: str, flags: list[str], students: set[str], bad: set[str],
@@ -680,9 +699,10 @@ def _marker(stack: list[_Frame], line: int, file: str, flags: list[str], student
             stack[-1].line = line
         return
     for depth in range(len(stack) - 1, -1, -1):  # a new line number, maybe of a file further out
-        if stack[depth].file == file:
+        if stack[depth].file == file or (stack[depth].alias is not None and stack[depth].alias == file):
             del stack[depth + 1:]
-            stack[-1].line = line
+            frame = stack[-1]
+            frame.line = line + (frame.offset if frame.file != file else 0)
             return
     if stack:
         stack[-1] = _Frame(file, line, stack[-1].chain)
@@ -715,6 +735,7 @@ def _include_findings(source: _Source, policy: _IncludePolicy, deps: list[str],
     located: dict[str, tuple[str, int]] = {}
     nested: set[str] = set()
     own: list[tuple[str, int, str]] = []
+    renamed: list[tuple[str, int, str]] = []
     host = [p for p in passes if not p.name.endswith(".cpp1.ii")]
     for path in host + [p for p in passes if p not in host]:
         is_host = path in host
@@ -725,7 +746,12 @@ def _include_findings(source: _Source, policy: _IncludePolicy, deps: list[str],
             located.setdefault(header, where)
         nested |= scan.nested
         own += scan.own
+        renamed = renamed or scan.renamed
     findings = []
+    for file, line, named in renamed:
+        student = policy.students.get(file, source)
+        findings.append(_finding(student, "defines", line, f"a #line directive names another file ({named}): "
+                                 "it would hide where your code comes from; remove it", "#line"))
     reported_lines: set[tuple[str, int | None, str]] = set()
     for header in sorted(bad, key=lambda h: (located.get(h, ("", 1 << 30))[1], h)):
         if header not in located and header in nested:

@@ -155,6 +155,12 @@ SNIPPETS: dict[str, tuple[str, str]] = {
         asm(PIECE(".mac" "ro twice\\n.endm"));
         const char* harmless = "a string that mentions include and incbin, not as directives";
         """),
+    # A #line directive that would make the lines after it look like a system header's.
+    "line_directive": ("vectorAdd", """\
+        int before = 1;
+        #line 1 "/usr/include/stdio.h"
+        const char* hidden = ".inc" "bin \\"/etc/hostname\\"";
+        """),
     "syscall": ("vectorAdd", """\
         long raw(long number) {
           long result;
@@ -485,6 +491,11 @@ class Routes(unittest.TestCase):
         self.check("assembler_files", "include", 8, text="an assembler .macro directive")
         self.assertEqual(len(findings), 2, [f.message for f in findings])  # the harmless string is not one
         self.assertEqual({f.pattern for f in findings}, {check.READS_FILES})
+
+    def test_line_directive_does_not_hide_the_students_code(self):
+        self.check("line_directive", "defines", 2, only={"defines", "include"},
+                   text="a #line directive names another file (/usr/include/stdio.h)")
+        self.check("line_directive", "include", 3, only={"defines", "include"}, text="assembler .incbin")
 
     def test_raw_syscall(self):
         self.check("syscall", "syscall", 3, text="raw(long)")

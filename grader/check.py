@@ -1570,6 +1570,48 @@ def check_lab(kit: Path, lab: manifest.Lab, files: list[Path], *, work_dir: Path
     return result
 
 
+def foreign_reads(kit: Path, lab: manifest.Lab, files: list[Path], *, work_dir: Path, nvcc: str | None = None,
+                  timeout: float = 120.0) -> list[str] | None:
+    """The files outside the kit's headers, the toolkit, the system and the student's own
+    files that compiling `files` reads (nvcc -M, every pass), by the names the student
+    would see; None when that cannot be told (no nvcc, or the preprocessor failed).
+
+    A compiler's messages quote the lines they are about: when a file that does not
+    compile includes such a file, its messages must not reach the student's report."""
+    found = find_nvcc(nvcc)
+    if found is None:
+        return None
+    kit = kit.resolve()
+    work_dir = Path(work_dir)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    root = work_dir / f"reads-{lab.name}-{uuid.uuid4().hex[:8]}"
+    try:
+        session = _Session(kit, lab, toolchain(found), root, timeout)
+        sources = []
+        for path in files:
+            if Path(path).suffix not in SOURCE_SUFFIXES + (".h", ".cuh", ".hpp"):
+                continue
+            clean = root / "src" / _shown_name(kit, lab, Path(path), work_dir)
+            clean.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, clean)
+            sources.append(_Source(_shown_name(kit, lab, Path(path), work_dir), Path(path), clean))
+        policy = _IncludePolicy(session, sources, _allowed_families(lab))
+        outside: list[str] = []
+        for number, source in enumerate(s for s in sources if s.clean.suffix in SOURCE_SUFFIXES):
+            out = root / f"step{number}"
+            out.mkdir()
+            deps, _, _ = _dependencies(session, source, out)
+            for dep in dict.fromkeys(deps):
+                verdict = policy.verdict(dep)
+                if verdict is not None and verdict[1] == OUTSIDE_WHY and verdict[0] not in outside:
+                    outside.append(verdict[0])
+        return outside
+    except (CheckError, _CompileFailed, _Exceeded, OSError):
+        return None
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def _check_files(session: _Session, files: list[Path], work_dir: Path, object_file: Path | None,
                  findings: list[rules.Finding]) -> None:
     """Adds every finding in the student's files (copied into a clean folder first) to `findings`."""
@@ -1598,7 +1640,16 @@ def _check_files(session: _Session, files: list[Path], work_dir: Path, object_fi
         found, own = _include_findings(source, policy, deps, passes, out, complete)
         findings += found + _source_text_findings(own, policy)
         shutil.rmtree(out / "keep", ignore_errors=True)  # the preprocessed passes are large
-        obj = Path(object_file) if (object_file is not None and source is main) else _compile(session, source, out)
+        outside = [v[0] for d in deps if (v := policy.verdict(d)) is not None and v[1] == OUTSIDE_WHY]
+        try:
+            obj = (Path(object_file) if (object_file is not None and source is main)
+                   else _compile(session, source, out))
+        except _CompileFailed:
+            if not outside:
+                raise
+            # Its messages would quote the file outside the lab: name it, show none of them.
+            raise _CompileFailed(f"{source.shown} does not compile, and it includes {outside[0]}, a file outside "
+                                 "your lab: the compiler's messages are not shown") from None
         kit_headers = [d for d in deps if _under(d, policy.common) or d == policy.lab_header]
         objects.append((source, _read_object(session, obj), kit_headers))
     own_defined = {s.name for _, obj, _ in objects for s in obj.symbols if s.defined and s.is_global}

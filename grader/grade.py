@@ -21,6 +21,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import threading
 import time
 import traceback
@@ -528,7 +529,54 @@ def build_students(options: Options, labs: list[str], kit: KitBuild, taken: over
 
     workers = max(1, min(len(wanted), os.cpu_count() or 1))
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        return dict(zip(wanted, pool.map(one, wanted)))
+        built = dict(zip(wanted, pool.map(one, wanted)))
+    for lab, student in built.items():
+        if not student.ok:
+            _quiet_foreign_errors(options, lab, taken, student)
+    return built
+
+
+# A compiler diagnostic's location: "path(12): error", "path:12:3: error", "In file included from path:3".
+_LOCATED = re.compile(r"^\s*(?:In file included from |from )?(?P<path>[^\s:()]+?)(?:\((?P<a>\d+)\)|:(?P<b>\d+))")
+
+
+def _only_own_files(text: str, options: Options, own: list[str]) -> bool:
+    """Whether every diagnostic location in compiler output `text` is one of the student's
+    own files (by the name shown, or its path in the submission folder)."""
+    mine = {str(Path(rel)) for rel in own} | {str(options.work_dir / rel) for rel in own}
+    for line in text.splitlines():
+        found = _LOCATED.match(line)
+        if found and (found.group("a") or found.group("b")) and found.group("path") not in mine:
+            return False
+    return True
+
+
+def _quiet_foreign_errors(options: Options, lab: str, taken: overlay.Overlay, student: build.StudentBuild) -> None:
+    """A failed compile of a file that includes files outside the kit and the lab (anything the
+    grading user can read) must not bring their lines into the report: the compiler's
+    messages quote the lines they are about. Its messages are then replaced by the names."""
+    try:
+        from grader import check
+    except ImportError:
+        return
+    lab_manifest = manifest.by_name(options.root).get(lab)
+    if lab_manifest is None:
+        return
+    files = [options.work_dir / rel for rel in taken.copied.get(lab, [])]
+    reads = check.foreign_reads(options.root, lab_manifest, files, work_dir=options.own_dir / "checks" / lab)
+    if reads == []:
+        return  # everything it reads is the kit's, the toolkit's, the system's or the student's
+    if reads is None and _only_own_files(student.message + "\n" + student.output, options, taken.copied.get(lab, [])):
+        return  # the preprocessor failed in the student's own file (a misspelt #include, say)
+    if reads:
+        student.message = (f"compilation failed, and your file includes {', '.join(reads[:3])}, outside your lab "
+                           "and the kit: the compiler's messages are not shown, since they would quote it. "
+                           f"Include only {lab}.h and the kit's headers")
+    else:
+        student.message = ("compilation failed before its includes could be listed (nvcc -M failed): the "
+                           "compiler's messages are not shown, since they could quote a file outside your lab. "
+                           f"Check every #include of your file: only {lab}.h and the kit's headers may be included")
+    student.output = ""
 
 
 def _not_built(kit: KitBuild, taken: overlay.Overlay, lab: str) -> str:

@@ -119,3 +119,22 @@ class FakeCmakeTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ForeignMessagesTest(unittest.TestCase):
+    """A failed compile's messages reach the report only when they are about the student's files."""
+
+    def test_only_own_files(self):
+        from grader import config, grade
+        options = grade.Options(root=Path("/kit"), build_dir=Path("/b"), impl="student", seed=1,
+                                config=config.from_dict({}, None), student_root=Path("/s"))
+        own = ["labs/vectorAdd/vectorAdd.cu"]
+        ok = ("labs/vectorAdd/vectorAdd.cu:2:10: fatal error: vectorAd.cuh: No such file or directory\n"
+              "/s/submission/labs/vectorAdd/vectorAdd.cu(3): error: identifier \"x\" is undefined\n"
+              "compilation terminated.")
+        self.assertTrue(grade._only_own_files(ok, options, own))
+        for other in ("/etc/passwd(1): error: this declaration has no storage class",
+                      "In file included from /home/someone/secret.h:1,",
+                      "../../secret.txt:1:1: error: expected unqualified-id"):
+            with self.subTest(other=other):
+                self.assertFalse(grade._only_own_files(ok + "\n" + other, options, own))

@@ -166,6 +166,8 @@ class CorpusTest(unittest.TestCase):
             self.assertTrue(low <= points <= high, f"performance {points} not in [{low}, {high}]: {where}")
         if expect.get("message"):
             self.assertIn(expect["message"], lab_texts(lab), where)
+        for text in expect.get("hidden", []):  # e.g. the content of a file the case tried to read
+            self.assertNotIn(text, json.dumps(lab) + console, f"{text!r} reached the report: {where}")
         rules = sorted({r["rule"] for r in lab.get("rules", [])})
         if "rules" in expect or "status" in expect:
             self.assertEqual(rules, sorted(expect.get("rules", [])), f"rule findings: {where}")

@@ -624,6 +624,27 @@ class Bounds(unittest.TestCase):
         self.assertIn("nvcc not found", result.message)
 
 
+@unittest.skipUnless(CAN_COMPILE, SKIP_WHY)
+class ForeignReads(unittest.TestCase):
+    """check.foreign_reads: the files outside the kit, the toolkit and the system a compile reads."""
+
+    def test_an_outside_file_is_named_and_the_kits_are_not(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            outside = Path(tmp) / "elsewhere" / "notes.txt"
+            outside.parent.mkdir()
+            outside.write_text("not C++ at all\n")
+            path = Path(tmp) / "labs" / "vectorAdd" / "vectorAdd.cu"
+            path.parent.mkdir(parents=True)
+            path.write_text(f'#include <cstdio>\n#include "vectorAdd.h"\n#include "{outside}"\n')
+            lab = manifest.by_name(KIT)["vectorAdd"]
+            self.assertEqual(check.foreign_reads(KIT, lab, [path], work_dir=Path(tmp) / "w"), [str(outside)])
+            path.write_text('#include <cstdio>\n#include "vectorAdd.h"\n#include "lab/buffer.h"\n')
+            self.assertEqual(check.foreign_reads(KIT, lab, [path], work_dir=Path(tmp) / "w"), [])
+            path.write_text('#include "vectorAd.cuh"\n')  # the preprocessor fails: it cannot tell
+            self.assertIsNone(check.foreign_reads(KIT, lab, [path], work_dir=Path(tmp) / "w"))
+            self.assertEqual(list((Path(tmp) / "w").iterdir()), [])
+
+
 class CommandLine(unittest.TestCase):
     """python3 -m grader check: exit status, output, --submission, --json."""
 

@@ -15,7 +15,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import cli, gpu, gtest
+from grader import build, cli, config, gpu, gtest
 from grader.tests.helpers import fake_bench, fake_gtest, fake_libraries, make_kit, write_script
 
 SEGFAULT = """
@@ -419,6 +419,50 @@ class TelemetryTest(CliTestCase):
         self.assertEqual(lab["performance"]["points"], 30)  # scored, not silently: the note says so
         self.assertIn("sw_thermal_slowdown, hw_thermal_slowdown", " ".join(lab["notes"]))
         self.assertIn("grade this lab again", out)
+
+
+class ReadsFilesTest(CliTestCase):
+    """What the static checks make of a file that reads files of the grading machine."""
+
+    def finding(self, pattern: str) -> object:
+        from grader import check, rules
+        result = check.CheckResult()
+        result.findings.append(rules.Finding("forbidden", pattern, "labs/vectorAdd/vectorAdd.cu", 3,
+                                             "labs/vectorAdd/vectorAdd.cu:3: an assembler .incbin directive",
+                                             rule="include"))
+        return result
+
+    # An .incbin (or .include, .macro ...): BUILD_ERROR, and no test runs.
+    def test_assembler_directive_stops_the_lab(self):
+        from grader import check
+        self.fake_labs(self.bin)
+        tested = []
+        real = gtest.run_tests
+        own = self.tmp / "own"  # a submission's own folder, as batch gives each student
+        build.StudentBuild(True, library=self.build / "lib" / "libvectorAdd_student.so").save(
+            own / "lib" / "vectorAdd")
+        with mock.patch("grader.check.check_lab", return_value=self.finding(check.READS_FILES)), \
+                mock.patch("grader.grade.gtest.run_tests", side_effect=lambda b, **k: tested.append(b) or real(b, **k)):
+            code, out, err = self.main("--prebuilt", "--student-dir", str(own), "vectorAdd")
+        lab = self.report()["labs"][0]
+        self.assertEqual(lab["status"], "BUILD_ERROR", out + err)
+        self.assertIn(".incbin", lab["message"])
+        self.assertEqual(tested, [])
+
+    # A failed compile that read a file outside the lab: its messages are replaced by the name.
+    def test_compiler_messages_about_an_outside_file_are_not_shown(self):
+        from grader import grade
+        options = grade.Options(root=self.root, build_dir=self.build, impl="student", seed=1,
+                                config=config.from_dict({}, None))
+        taken = mock.Mock(copied={"vectorAdd": ["labs/vectorAdd/vectorAdd.cu"]})
+        for reads, shown in ((["/etc/passwd"], False), ([], True), (None, False)):
+            student = build.StudentBuild(False, message="compilation failed:\n/etc/passwd(1): error: root:x:0:0",
+                                         output="/etc/passwd(1): error\n  root:x:0:0:root")
+            with self.subTest(reads=reads), mock.patch("grader.check.foreign_reads", return_value=reads):
+                grade._quiet_foreign_errors(options, "vectorAdd", taken, student)
+                self.assertEqual("root:x" in student.message + student.output, shown)
+                if reads:
+                    self.assertIn("includes /etc/passwd, outside your lab and the kit", student.message)
 
 
 class RobustnessTest(CliTestCase):

@@ -20,6 +20,7 @@ import re
 import shlex
 import shutil
 from collections.abc import Callable
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -263,14 +264,40 @@ class StudentBuild:
 # skeleton fits with room to spare; a template bomb or a gigabyte array in a student's
 # file fails within about a minute instead of filling the machine.
 DEFAULT_COMPILE_LIMITS = proc.Limits(memory_bytes=6 << 30, file_bytes=512 << 20)
+# What every compile may read besides the kit's build folder, its include folders and the
+# student's own folder: the system's programs and libraries, and a few device files.
+SYSTEM_READABLE = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc/ld.so.cache",
+                   "/etc/alternatives", "/dev/urandom", "/dev/zero")
+
+
+def compile_jail(build_dir: Path, commands: StudentCommands, source: Path, out_dir: Path) -> proc.Jail:
+    """What compiling and linking a student's file may touch: read the system, the toolkit,
+    the kit's build folder and include folders and the student's folder; write the output
+    folder (its tmp/ holds nvcc's temporary files) and /dev/null. Nothing else of the
+    machine: not the kit's solutions/, not another submission, not a home folder."""
+    readable = [*SYSTEM_READABLE, str(build_dir), str(source.parent)]
+    compiler = shutil.which(commands.compile[0]) or commands.compile[0]
+    readable.append(str(Path(os.path.realpath(compiler)).parent.parent))  # the toolkit, wherever it is
+    args = commands.compile
+    for i, arg in enumerate(args):
+        for flag in ("-I", "-isystem=", "-isystem"):
+            if arg == flag.rstrip("=") and flag != "-I" and i + 1 < len(args):
+                readable.append(args[i + 1])
+            elif arg.startswith(flag) and len(arg) > len(flag):
+                readable.append(arg[len(flag):])
+    return proc.Jail(readable, [str(out_dir), "/dev/null"])
 
 
 def build_student(build_dir: Path, commands: StudentCommands, source: Path, out_dir: Path, lab: str, *,
                   timeout: float, limits: proc.Limits = DEFAULT_COMPILE_LIMITS,
-                  display_root: Path | None = None) -> StudentBuild:
+                  display_root: Path | None = None, jail: bool = False) -> StudentBuild:
     """Compile `source` (a lab's student file) as the kit compiles its own copy, and link it into
-    out_dir/lib<lab>_student.so."""
+    out_dir/lib<lab>_student.so; with `jail`, inside compile_jail."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / "tmp"
+    tmp.mkdir(exist_ok=True)
+    if jail:
+        limits = dataclasses.replace(limits, jail=compile_jail(build_dir, commands, source, out_dir))
     obj = out_dir / f"{lab}.cu.o"
     depfile = out_dir / f"{lab}.cu.o.d"
     library = out_dir / f"lib{lab}_student.so"
@@ -280,12 +307,16 @@ def build_student(build_dir: Path, commands: StudentCommands, source: Path, out_
     for flag in ("-MF", "-MT"):
         if flag in args:
             args[args.index(flag) + 1] = str(depfile if flag == "-MF" else obj)
-    result = proc.run(args, timeout=timeout, cwd=build_dir, limits=limits)
+    env = {"TMPDIR": str(tmp)} if jail else None  # in the jail, nvcc's temporary files stay in its folder
+    try:
+        result = proc.run(args, timeout=timeout, cwd=build_dir, limits=limits, env=env)
+    except proc.LaunchError as exc:
+        return StudentBuild(False, message=f"compilation could not start: {exc}", command=proc.command_string(args))
     built = StudentBuild(False, command=result.command, commands=[result.command])
     if not (failed := _compile_failure(result, timeout, limits, display_root)):
         for step in commands.link:
             step = [_replace(a, {commands.object: str(obj), commands.library: str(library)}) for a in step]
-            linked = proc.run(step, timeout=timeout, cwd=build_dir, limits=limits)
+            linked = proc.run(step, timeout=timeout, cwd=build_dir, limits=limits, env=env)
             built.commands.append(linked.command)
             if failed := _compile_failure(linked, timeout, limits, display_root, linking=True):
                 result = linked

@@ -63,6 +63,10 @@ DEFAULTS: dict[str, Any] = {
         # them): a number, or "auto" (one per 20 s the lab's tests took last time, at most
         # 3), so that one long lab does not hold up the end of the test phase.
         "test_shards": 1,
+        # Compile students' files where they can read only the toolchain, the system, the
+        # kit's headers and build folder and their own folder (Linux Landlock): "auto" (where
+        # the kernel has it and the kit's own file compiles inside it) or false.
+        "compile_jail": "auto",
         "configure_timeout_s": 600,
         "test_timeout_s": 300,
         "bench_timeout_s": 600,
@@ -288,6 +292,7 @@ _GRADER_KEYS: dict[str, Check] = {
                       '"auto" or a whole number from 1 to 64'),
     "prestart_benches": (lambda v: v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 64),
                          '"auto" or a whole number from 0 to 64'),
+    "compile_jail": (lambda v: v == "auto" or v is False, '"auto" or false'),
     "test_shards": (lambda v: v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 16),
                     '"auto" or a whole number from 1 to 16'),
     "configure_timeout_s": _TIMEOUT,

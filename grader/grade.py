@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import shutil
 import threading
 import time
 import traceback
@@ -280,7 +281,7 @@ def grade(options: Options, labs: list[str], progress: Progress,
         elif not options.no_build:
             kit = build_kit(options, labs, progress)
             if options.impl != SOLUTION:
-                students = build_students(options, labs, kit, run.overlay, progress)
+                students = build_students(options, labs, kit, run.overlay, progress, run.notes)
         if options.build_only:
             for lab in labs:
                 built = students.get(lab) or build.StudentBuild(False, message=_not_built(kit, run.overlay, lab))
@@ -510,22 +511,74 @@ def build_kit(options: Options, labs: list[str], progress: Progress) -> KitBuild
     return kit
 
 
+# The compile jail's verdict for a build folder and toolchain (compile_jail), kept so that a
+# class's graders test it once.
+JAIL_FILE = "compile_jail.json"
+
+
+def compile_jail(options: Options, kit: KitBuild, lab: str, limits: proc.Limits) -> tuple[bool, str]:
+    """Whether students' files compile inside the jail (build.compile_jail), and a note when
+    not. With `compile_jail = "auto"` (the default) it is used where the kernel has Landlock
+    and the pristine kit's own file of `lab` compiles inside it (tried once per build
+    folder, toolchain and kernel); `false` turns it off."""
+    if options.config.grader.get("compile_jail", "auto") is False:
+        return False, ""
+    abi = proc.Jail.abi()
+    if abi < 1:
+        return False, ("compile jail: off (this kernel has no Landlock): a student's file can read any file "
+                       "this user can read while it compiles")
+    commands = kit.commands[lab]
+    key = f"{os.path.realpath(shutil.which(commands.compile[0]) or commands.compile[0])}|{os.uname().release}|{abi}"
+    record = options.build_dir / JAIL_FILE
+    try:
+        known = json.loads(record.read_text())
+        if known.get("key") == key:
+            return bool(known.get("ok")), str(known.get("why", ""))
+    except (OSError, ValueError, AttributeError):
+        pass
+    trial = options.own_dir / "jail-test"
+    shutil.rmtree(trial, ignore_errors=True)
+    source = trial / "labs" / lab / f"{lab}.cu"
+    source.parent.mkdir(parents=True)
+    shutil.copyfile(options.root / "labs" / lab / f"{lab}.cu", source)
+    try:
+        tried = build.build_student(options.build_dir, commands, source, trial / "out", lab,
+                                    timeout=options.config.grader["student_build_timeout_s"], limits=limits,
+                                    jail=True)
+        problem = "" if tried.ok else (tried.message.splitlines()[-1] if tried.message else "no message")
+    except (proc.LaunchError, OSError) as exc:  # e.g. the compiler itself may not be run from inside
+        problem = str(exc)
+    shutil.rmtree(trial, ignore_errors=True)
+    why = f"compile jail: off (the kit's own file did not compile inside it: {problem})" if problem else ""
+    try:
+        record.write_text(json.dumps({"key": key, "ok": not problem, "why": why}) + "\n")
+    except OSError:
+        pass
+    return not problem, why
+
+
 def build_students(options: Options, labs: list[str], kit: KitBuild, taken: overlay.Overlay,
-                   progress: Progress) -> dict[str, build.StudentBuild]:
-    """Compile each lab's student file into its own library, the labs side by side."""
+                   progress: Progress, notes: list[str] | None = None) -> dict[str, build.StudentBuild]:
+    """Compile each lab's student file into its own library, the labs side by side, each in
+    the compile jail where it works."""
     grader_settings = options.config.grader
     limits = proc.Limits(memory_bytes=grader_settings["compile_memory_mb"] << 20,
                          file_bytes=grader_settings["compile_file_mb"] << 20)
     wanted = [lab for lab in labs if lab in kit.commands and lab not in taken.missing]
     if not wanted:
         return {}
+    jail, why = compile_jail(options, kit, wanted[0], limits)
+    if why:
+        progress.note(why)
+        if notes is not None:
+            notes.append(why)
     progress.note(f"compiling the student files of {len(wanted)} lab(s)...")
 
     def one(lab: str) -> build.StudentBuild:
         source = options.work_dir / "labs" / lab / f"{lab}.cu"
         return build.build_student(options.build_dir, kit.commands[lab], source, options.student_dir / lab, lab,
                                    timeout=grader_settings["student_build_timeout_s"], limits=limits,
-                                   display_root=options.work_dir)
+                                   display_root=options.work_dir, jail=jail)
 
     workers = max(1, min(len(wanted), os.cpu_count() or 1))
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:

@@ -48,6 +48,7 @@ class Limits:
 
     memory_bytes: int | None = None  # address space of each process (RLIMIT_AS)
     file_bytes: int | None = None  # largest file a process may write (RLIMIT_FSIZE)
+    jail: Jail | None = None  # the files it may read and write (a student's compile)
 
     def apply(self) -> None:
         """Sets the limits on the calling process (runs in the child before exec)."""
@@ -56,6 +57,89 @@ class Limits:
             resource.setrlimit(resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes))
         if self.file_bytes is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_bytes, self.file_bytes))
+
+
+class Jail:
+    """What a run's processes may read and write, enforced by the kernel (Linux Landlock).
+
+    A student's compile gets one: the toolchain, the system, the kit's headers and build
+    folder and the student's own folder may be read; only its output folder written. So no
+    spelling of `#include` or `.incbin` reaches a file of the grading machine outside them
+    (a classmate's submission, the reference's source, the instructor's home). The rules
+    are made in the grader; the child only enters them, just before it starts the program."""
+
+    # Landlock's file-system rights (linux/landlock.h) and system calls (x86-64 and arm64).
+    _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1, 2, 4, 8
+    _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
+    _PR_SET_NO_NEW_PRIVS = 38
+
+    def __init__(self, readable: Sequence[str | os.PathLike[str]], writable: Sequence[str | os.PathLike[str]]) -> None:
+        self.readable = [str(p) for p in readable]
+        self.writable = [str(p) for p in writable]
+
+    @classmethod
+    def abi(cls) -> int:
+        """The kernel's Landlock ABI version (0: none)."""
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.syscall.restype = ctypes.c_long
+            version = libc.syscall(cls._CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+        except (OSError, AttributeError):
+            return 0
+        return max(0, int(version))
+
+    @classmethod
+    def _rights(cls, abi: int) -> int:
+        rights = (1 << 13) - 1  # EXECUTE .. MAKE_SYM
+        if abi >= 2:
+            rights |= 1 << 13  # REFER
+        if abi >= 3:
+            rights |= 1 << 14  # TRUNCATE
+        if abi >= 5:
+            rights |= 1 << 15  # IOCTL_DEV
+        return rights
+
+    def prepare(self) -> Callable[[], None]:
+        """Makes the rules (in the grader) and returns what the child calls to enter them.
+        Raises OSError when the kernel has no Landlock or refuses the rules."""
+        import ctypes
+        import struct
+        abi = self.abi()
+        if abi < 1:
+            raise OSError("Landlock is not available in this kernel")
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        handled = self._rights(abi)
+        attr = ctypes.create_string_buffer(struct.pack("=Q", handled))
+        ruleset = libc.syscall(self._CREATE_RULESET, attr, ctypes.c_size_t(8), ctypes.c_uint32(0))
+        if ruleset < 0:
+            raise OSError(ctypes.get_errno(), "cannot create a Landlock ruleset")
+        file_rights = self._EXECUTE | self._READ_FILE | self._WRITE_FILE | ((1 << 14) if abi >= 3 else 0)
+        read = self._EXECUTE | self._READ_FILE | self._READ_DIR
+        for paths, rights in ((self.readable, read), (self.writable, handled)):
+            for path in paths:
+                try:
+                    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                except OSError:
+                    continue  # a folder this machine does not have
+                try:
+                    allowed = rights if os.path.isdir(path) else rights & file_rights
+                    rule = ctypes.create_string_buffer(struct.pack("=Qi", allowed, fd))
+                    if libc.syscall(self._ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(1), rule, ctypes.c_uint32(0)) < 0:
+                        raise OSError(ctypes.get_errno(), f"cannot add a Landlock rule for {path}")
+                finally:
+                    os.close(fd)
+        prctl, syscall = libc.prctl, libc.syscall
+        message = b"labkit: the compile jail (Landlock) could not be entered\n"
+
+        def enter() -> None:  # in the child, between fork and exec: C calls only
+            if prctl(self._PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or syscall(self._RESTRICT_SELF, ruleset, 0) != 0:
+                os.write(2, message)
+                os._exit(126)
+
+        enter.ruleset = ruleset  # type: ignore[attr-defined]  # closed by run() once the child started
+        return enter
 
 
 # The runs in progress (run id -> child), so that an interrupted grader can end them all,
@@ -204,6 +288,13 @@ def run(
     `gate` the child gets its end of it, and `timeout` counts from the gate's opening.
     """
     args = [str(arg) for arg in cmd]
+    enter_jail = limits.jail.prepare() if limits is not None and limits.jail is not None else None
+    if enter_jail is not None:
+        def child_setup() -> None:
+            limits.apply()
+            enter_jail()
+    else:
+        child_setup = limits.apply if limits is not None else None  # type: ignore[assignment]
     run_id = uuid.uuid4().hex
     full_env = {**os.environ, **(env or {})}
     full_env[RUN_IDS] = ":".join(filter(None, [os.environ.get(RUN_IDS, ""), run_id]))
@@ -216,7 +307,7 @@ def run(
         child = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=full_env, cwd=cwd, start_new_session=True,
-            preexec_fn=limits.apply if limits is not None else None,
+            preexec_fn=child_setup,
             pass_fds=(gate.child_fd,) if gate is not None else (),
         )
     except OSError as exc:
@@ -224,6 +315,8 @@ def run(
     finally:
         if gate is not None:
             gate.started()
+        if enter_jail is not None:
+            os.close(enter_jail.ruleset)  # type: ignore[attr-defined]
     with _ACTIVE_LOCK:
         _ACTIVE[run_id] = child
     # One thread per stream drains the pipe as fast as the child writes, keeping only

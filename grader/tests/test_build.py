@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import build
+from grader import build, proc
 from grader.tests.helpers import write_script
 
 NVCC_OUTPUT = """\
@@ -138,3 +139,50 @@ class ForeignMessagesTest(unittest.TestCase):
                       "../../secret.txt:1:1: error: expected unqualified-id"):
             with self.subTest(other=other):
                 self.assertFalse(grade._only_own_files(ok + "\n" + other, options, own))
+
+
+
+@unittest.skipUnless(proc.Jail.abi() >= 1 and shutil.which("nvcc") or Path("/usr/local/cuda/bin/nvcc").is_file(),
+                     "needs Landlock and nvcc")
+class CompileJailTest(unittest.TestCase):
+    """A student's compile inside build.compile_jail: the kit's headers yes, other files no."""
+
+    def test_an_outside_file_cannot_be_read_while_compiling(self):
+        if proc.Jail.abi() < 1:
+            self.skipTest("this kernel has no Landlock")
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        kit = Path(__file__).resolve().parents[2]
+        with tempfile.TemporaryDirectory() as tmp:
+            base = Path(tmp)
+            secret = base / "elsewhere" / "secret.h"
+            secret.parent.mkdir()
+            secret.write_text("int secret = 1;\n")
+            source = base / "sub" / "labs" / "vectorAdd" / "vectorAdd.cu"
+            source.parent.mkdir(parents=True)
+            commands = build.StudentCommands(
+                compile=[nvcc, f"-I{kit / 'labs' / 'vectorAdd'}", f"-I{kit / 'common' / 'include'}", "-x", "cu",
+                         "-c", "SOURCE", "-o", "OBJECT"],
+                link=[], source="SOURCE", object="OBJECT", library="LIBRARY")
+            for text, ok in (('#include "vectorAdd.h"\n#include "lab/buffer.h"\nint x;\n', True),
+                             (f'#include "vectorAdd.h"\n#include "{secret}"\n', False)):
+                source.write_text(text)
+                with self.subTest(ok=ok):
+                    (base / "build").mkdir(exist_ok=True)  # the kit's build folder: readable, the rest not
+                    built = build.build_student(base / "build", commands, source, base / "out", "vectorAdd",
+                                                timeout=300, jail=True)
+                    self.assertEqual(built.ok, ok, built.message)
+                    if not ok:
+                        self.assertIn("Permission denied", built.message)
+                    unjailed = build.build_student(base / "build", commands, source, base / "out2", "vectorAdd",
+                                                   timeout=300)
+                    self.assertTrue(unjailed.ok, unjailed.message)  # the file itself is fine
+
+    def test_what_the_jail_lets_read(self):
+        commands = build.StudentCommands(compile=["/opt/cuda/bin/nvcc", "-I/kit/labs/x", "-isystem=/kit/inc",
+                                                  "-isystem", "/kit/sys", "-c", "s", "-o", "o"],
+                                         link=[], source="s", object="o", library="l")
+        jail = build.compile_jail(Path("/b"), commands, Path("/w/labs/x/x.cu"), Path("/o"))
+        for path in ("/usr", "/b", "/w/labs/x", "/opt/cuda", "/kit/labs/x", "/kit/inc", "/kit/sys"):
+            self.assertIn(path, jail.readable)
+        self.assertNotIn("/kit", jail.readable)
+        self.assertEqual(jail.writable, ["/o", "/dev/null"])

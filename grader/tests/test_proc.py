@@ -183,5 +183,32 @@ class GateTest(unittest.TestCase):
         gate.close()
 
 
+@unittest.skipUnless(proc.Jail.abi() >= 1, "this kernel has no Landlock")
+class JailTest(unittest.TestCase):
+    """proc.Jail: the kernel lets a run read and write only what the jail names."""
+
+    def test_reads_and_writes_only_where_allowed(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            base = Path(tmp)
+            (base / "open").mkdir()
+            (base / "open" / "a.txt").write_text("readable")
+            (base / "closed.txt").write_text("secret")
+            (base / "out").mkdir()
+            jail = proc.Jail(["/usr", "/lib", "/lib64", "/bin", "/etc/ld.so.cache", base / "open"], [base / "out"])
+            limits = proc.Limits(jail=jail)
+            ok = proc.run(["/bin/cat", str(base / "open" / "a.txt")], timeout=10, limits=limits)
+            self.assertEqual((ok.returncode, ok.stdout), (0, "readable"))
+            denied = proc.run(["/bin/cat", str(base / "closed.txt")], timeout=10, limits=limits)
+            self.assertNotEqual(denied.returncode, 0)
+            self.assertIn("Permission denied", denied.stderr)
+            wrote = proc.run(["/bin/sh", "-c", f"echo x > {base / 'out' / 'x'}; echo y > {base / 'open' / 'y'}"],
+                             timeout=10, limits=limits)
+            self.assertTrue((base / "out" / "x").is_file())
+            self.assertFalse((base / "open" / "y").exists())
+            self.assertIn("Permission denied", wrote.stderr)
+            # The grader itself is not jailed.
+            self.assertEqual((base / "closed.txt").read_text(), "secret")
+
+
 if __name__ == "__main__":
     unittest.main()

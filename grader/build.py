@@ -279,12 +279,13 @@ def compile_jail(build_dir: Path, commands: StudentCommands, source: Path, out_d
     compiler = shutil.which(commands.compile[0]) or commands.compile[0]
     readable.append(str(Path(os.path.realpath(compiler)).parent.parent))  # the toolkit, wherever it is
     args = commands.compile
-    for i, arg in enumerate(args):
-        for flag in ("-I", "-isystem=", "-isystem"):
-            if arg == flag.rstrip("=") and flag != "-I" and i + 1 < len(args):
-                readable.append(args[i + 1])
-            elif arg.startswith(flag) and len(arg) > len(flag):
-                readable.append(arg[len(flag):])
+    for i, arg in enumerate(args):  # the include folders: -I DIR, -IDIR, -isystem DIR, -isystem=DIR
+        if arg in ("-I", "-isystem") and i + 1 < len(args):
+            readable.append(args[i + 1])
+        elif arg.startswith("-isystem"):
+            readable.append(arg[len("-isystem"):].removeprefix("="))
+        elif arg.startswith("-I"):
+            readable.append(arg[2:])
     return proc.Jail(readable, [str(out_dir), "/dev/null"])
 
 

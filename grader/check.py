@@ -1587,35 +1587,24 @@ def foreign_reads(kit: Path, lab: manifest.Lab, files: list[Path], *, work_dir: 
     root = work_dir / f"reads-{lab.name}-{uuid.uuid4().hex[:8]}"
     try:
         session = _Session(kit, lab, toolchain(found), root, timeout)
-        sources = []
-        for path in files:
-            if Path(path).suffix not in SOURCE_SUFFIXES + (".h", ".cuh", ".hpp"):
-                continue
-            clean = root / "src" / _shown_name(kit, lab, Path(path), work_dir)
-            clean.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, clean)
-            sources.append(_Source(_shown_name(kit, lab, Path(path), work_dir), Path(path), clean))
+        sources = _clean_sources(session, files, work_dir)
         policy = _IncludePolicy(session, sources, _allowed_families(lab))
-        outside: list[str] = []
+        deps: list[str] = []
         for number, source in enumerate(s for s in sources if s.clean.suffix in SOURCE_SUFFIXES):
             out = root / f"step{number}"
             out.mkdir()
-            deps, _, _ = _dependencies(session, source, out)
-            for dep in dict.fromkeys(deps):
-                verdict = policy.verdict(dep)
-                if verdict is not None and verdict[1] == OUTSIDE_WHY and verdict[0] not in outside:
-                    outside.append(verdict[0])
-        return outside
+            deps += _dependencies(session, source, out)[0]
+        return _outside(policy, deps)
     except (CheckError, _CompileFailed, _Exceeded, OSError):
         return None
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _check_files(session: _Session, files: list[Path], work_dir: Path, object_file: Path | None,
-                 findings: list[rules.Finding]) -> None:
-    """Adds every finding in the student's files (copied into a clean folder first) to `findings`."""
-    lab, kit = session.lab, session.kit
+def _clean_sources(session: _Session, files: list[Path], work_dir: Path) -> list[_Source]:
+    """The student's `files`, each copied alone into a clean folder (no header next to it
+    shadows the kit's); CheckError or _Exceeded when one is missing or too large."""
+    lab = session.lab
     if not any(Path(p).suffix in SOURCE_SUFFIXES for p in files):
         raise CheckError(f"{lab.name}: no source file to check (the editable files are {', '.join(lab.editable)})")
     sources = []
@@ -1624,11 +1613,25 @@ def _check_files(session: _Session, files: list[Path], work_dir: Path, object_fi
             raise CheckError(f"{path} not found: the lab's editable file is missing")
         if Path(path).stat().st_size > MAX_SOURCE_BYTES:
             raise _Exceeded(f"{Path(path).name} is larger than {MAX_SOURCE_BYTES >> 20} MiB")
-        shown = _shown_name(kit, lab, Path(path), work_dir)
+        shown = _shown_name(session.kit, lab, Path(path), work_dir)
         clean = session.root / "src" / shown
         clean.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, clean)  # alone in a clean folder: no header next to it shadows the kit's
+        shutil.copyfile(path, clean)
         sources.append(_Source(shown, Path(path), clean))
+    return sources
+
+
+def _outside(policy: _IncludePolicy, deps: list[str]) -> list[str]:
+    """The files of `deps` outside the kit's headers, the toolkit, the system and the
+    student's own files, as the student would name them."""
+    return list(dict.fromkeys(v[0] for d in deps if (v := policy.verdict(d)) is not None and v[1] == OUTSIDE_WHY))
+
+
+def _check_files(session: _Session, files: list[Path], work_dir: Path, object_file: Path | None,
+                 findings: list[rules.Finding]) -> None:
+    """Adds every finding in the student's files (copied into a clean folder first) to `findings`."""
+    lab, kit = session.lab, session.kit
+    sources = _clean_sources(session, files, work_dir)
     compiled = [s for s in sources if s.clean.suffix in SOURCE_SUFFIXES]
     main = next((s for s in compiled if s.clean.name == f"{lab.name}.cu"), compiled[0] if compiled else None)
     policy = _IncludePolicy(session, sources, _allowed_families(lab))
@@ -1640,7 +1643,7 @@ def _check_files(session: _Session, files: list[Path], work_dir: Path, object_fi
         found, own = _include_findings(source, policy, deps, passes, out, complete)
         findings += found + _source_text_findings(own, policy)
         shutil.rmtree(out / "keep", ignore_errors=True)  # the preprocessed passes are large
-        outside = [v[0] for d in deps if (v := policy.verdict(d)) is not None and v[1] == OUTSIDE_WHY]
+        outside = _outside(policy, deps)
         try:
             obj = (Path(object_file) if (object_file is not None and source is main)
                    else _compile(session, source, out))

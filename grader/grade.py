@@ -222,18 +222,14 @@ class Prestarter:
         options, lab = self.options, result.lab
         if options.skip_bench or result.status is not status.PASS or result.implementation is None:
             return
-        binary = options.build_dir / "bin" / f"{lab}_judge_bench"
-        if not proc.is_executable(binary):
+        if not proc.is_executable(options.build_dir / "bin" / f"{lab}_judge_bench"):
             return  # time_lab reports it
         with self._lock:
             if len(self.pending) >= self.slots:
                 return
             gate = proc.Gate(max_wait_s=options.config.grader["test_timeout_s"] * 4
                              + options.config.grader["bench_timeout_s"] * 12)
-            reference, _ = _reference(options, lab)
-            variant = options.config.lab(lab).reference_variant
-            self.pending[lab] = PendingBench(gate, self._pool.submit(
-                _bench, options, lab, binary, result.implementation, reference, variant, 1, required, gate))
+            self.pending[lab] = PendingBench(gate, self._pool.submit(_bench, options, result, 1, required, gate))
 
     def wait_ready(self, timeout: float) -> None:
         """Waits until every started bench is set up (or has ended), at most `timeout` s in
@@ -393,6 +389,10 @@ def test_order(options: Options, labs: list[str]) -> list[str]:
     return sorted(labs, key=seconds, reverse=True)
 
 
+SHARD_SECONDS = 20.0
+MAX_SHARDS = 3
+
+
 def test_shards(options: Options, lab: str) -> int:
     """How many processes run a lab's tests side by side: the config's `test_shards`, or with
     "auto" one per `SHARD_SECONDS` the lab's tests took last time (at most `MAX_SHARDS`), so
@@ -402,10 +402,6 @@ def test_shards(options: Options, lab: str) -> int:
         return max(1, wanted)
     last = _lab_seconds(options).get(lab, {}).get("tests", 0.0)
     return max(1, min(MAX_SHARDS, math.ceil(last / SHARD_SECONDS)))
-
-
-SHARD_SECONDS = 20.0
-MAX_SHARDS = 3
 
 
 def save_lab_seconds(options: Options, results: list[LabResult]) -> None:
@@ -806,17 +802,15 @@ def time_lab(options: Options, result: LabResult, stage: Callable[[str], None],
 def _time_lab(options: Options, result: LabResult, stage: Callable[[str], None],
               required_variants: list[str], pending: PendingBench | None = None) -> None:
     """time_lab's bench runs (again when noisy, throttled or contradicted) and the score."""
-    lab, impl, settings = result.lab, result.implementation, options.config.lab(result.lab)
-    bench_bin = options.build_dir / "bin" / f"{lab}_judge_bench"
-    reference, missing_reference = _reference(options, lab)
+    settings = options.config.lab(result.lab)
+    _, missing_reference = _reference(options, result.lab)
 
     def run() -> bench.BenchRun:
         """One more bench run (result.bench_runs counts them; each writes its own JSON)."""
         result.bench_runs += 1
         if result.bench_runs == 1 and pending is not None:
             return pending.finish()  # set up while the tests ran: its timing starts now
-        return _bench(options, lab, bench_bin, impl, reference, settings.reference_variant, result.bench_runs,
-                      required_variants)
+        return _bench(options, result, result.bench_runs, required_variants)
 
     stage("timing")
     timed = run()
@@ -873,16 +867,20 @@ def _time_lab(options: Options, result: LabResult, stage: Callable[[str], None],
                             "the timing's 95% confidence interval of it")
 
 
-def _bench(options: Options, lab: str, binary: Path, impl: Path, reference: Path | None, variant: str,
-           attempt: int, required: list[str], gate: proc.Gate | None = None) -> bench.BenchRun:
-    """One bench run, with the GPU's clocks, temperature, power and clock-event reasons
-    just before and just after it in its JSON ("telemetry"). With a `gate` it waits, set
-    up, for the gate's opening (PendingBench.finish adds the telemetry then)."""
+def _bench(options: Options, result: LabResult, attempt: int, required: list[str],
+           gate: proc.Gate | None = None) -> bench.BenchRun:
+    """One run of the lab's judge bench on its implementation under test, with the GPU's
+    clocks, temperature, power and clock-event reasons just before and just after it in its
+    JSON ("telemetry"). With a `gate` it waits, set up, for the gate's opening
+    (PendingBench.finish adds the telemetry then)."""
+    lab = result.lab
     name = f"{lab}.bench.json" if attempt == 1 else f"{lab}.bench.{attempt}.json"
+    reference, _ = _reference(options, lab)
     before = gpu.telemetry() if gate is None else None
-    timed = bench.run_bench(binary, seed=options.seed, timeout=options.config.grader["bench_timeout_s"],
-                            json_path=options.results_dir / name, reference=reference, variant=variant,
-                            cwd=options.root, impl=impl, time_variants=required, gate=gate)
+    timed = bench.run_bench(options.build_dir / "bin" / f"{lab}_judge_bench", seed=options.seed,
+                            timeout=options.config.grader["bench_timeout_s"], json_path=options.results_dir / name,
+                            reference=reference, variant=options.config.lab(lab).reference_variant, cwd=options.root,
+                            impl=result.implementation, time_variants=required, gate=gate)
     if timed.data is not None and gate is None:
         timed.data["telemetry"] = {"before": before, "after": gpu.telemetry()}
     return timed

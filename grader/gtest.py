@@ -152,13 +152,8 @@ def _run_shards(binary: Path, groups: list[list[str]], listed: list[str], *, see
         if worst is not None:
             return TestRun(code, worst.message, tests=tests, running_test=worst.running_test, command=command,
                            output=worst.output)
-    code, message = summarize(tests)
-    missing = sum(NOT_RUN in t.message for t in tests)
-    if missing and code in (status.PASS, status.PARTIAL):
-        code = status.PARTIAL
-        message = (f"{missing} of {len(tests)} tests never reported a result: the test binary exited before "
-                   "running them (exit(0) in the student code?); " + message)
-    return TestRun(code, gpu_fault_note(tests, message), tests=tests, command=command,
+    code, message = summarize_run(tests)
+    return TestRun(code, message, tests=tests, command=command,
                    output="\n".join(run.output for run in runs if run.output))
 
 
@@ -236,13 +231,21 @@ def classify(result: proc.ProcResult, data: dict[str, Any] | None, *, timeout: f
         # Results were written, then the process died (e.g. in a destructor at exit).
         return TestRun(status.CRASH, tests=tests + missing, command=command, output=result.output_tail(),
                        message=f"crashed with {result.signal_name} after the tests finished (at exit)")
-    code, message = summarize(tests + missing)
+    code, message = summarize_run(tests + missing)
+    return TestRun(code, message, tests=tests + missing, command=command,
+                   output=result.output_tail() if missing else "")
+
+
+def summarize_run(tests: list[TestResult]) -> tuple[ResultCode, str]:
+    """summarize(), where listed tests that never reported (NOT_RUN) make the run PARTIAL
+    and are named first, and the first GPU fault is noted."""
+    code, message = summarize(tests)
+    missing = sum(t.message == NOT_RUN for t in tests)
     if missing and code in (status.PASS, status.PARTIAL):
         code = status.PARTIAL
-        message = (f"{len(missing)} of {len(tests) + len(missing)} tests never reported a result: the "
-                   "test binary exited before running them (exit(0) in the student code?); " + message)
-    return TestRun(code, gpu_fault_note(tests, message), tests=tests + missing, command=command,
-                   output=result.output_tail() if missing else "")
+        message = (f"{missing} of {len(tests)} tests never reported a result: the test binary exited before "
+                   "running them (exit(0) in the student code?); " + message)
+    return code, gpu_fault_note(tests, message)
 
 
 def unreported(listed: list[str] | None, results: list[TestResult], running: str | None,

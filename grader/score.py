@@ -156,9 +156,11 @@ def _distrust(workload: str, student: dict[str, Any] | None, max_pct_peak: float
                                   + (f" ({first})" if first else "") + ": fix correctness at the bench's sizes")
     if student.get("inputs_changed"):
         return "inputs_changed", f"the student's code changed its inputs while timed in {workload!r}"
-    # A few samples whose stamps the judge's clock contradicts happen to honest code too
-    # (a host thread descheduled at the wrong moment; up to 15% of a run on an H100); such
-    # samples are timed by the judge's clock anyway. Forged stamps contradict it always.
+    # Calls whose stamps the judge's clock contradicts happen to honest code too (a late
+    # hand-over; on an H100, up to half the calls of a run): the bench makes such a call
+    # again, up to 3 times, and counts a sample as suspect only when every call
+    # disagreed. Such samples are timed by the judge's clock anyway. Forged stamps
+    # contradict it on every call.
     suspect, samples = student.get("boundary_suspect") or 0, student.get("samples") or 0
     if suspect > max(3, SUSPECT_FRACTION * samples):
         return "boundary", (f"in {suspect} of {samples} samples of {workload!r} the judge's own clock contradicts "

@@ -301,6 +301,9 @@ struct Harness::State {
 
 namespace {
 
+// How many times a sample whose stamps the judge's clock contradicts is made again.
+constexpr int kRetakes = 3;
+
 void flush_l2(DeviceBuffer<unsigned char>& flush, unsigned char value) {
   // Persisting lines survive ordinary traffic, so drop them first.
   LAB_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
@@ -324,7 +327,8 @@ struct NvtxRange {
 
 bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& flush, Remote* remote, bool timed,
             unsigned round, double* event_ms, Rng* pick = nullptr, double* fenced_ms = nullptr,
-            double* stamped_ms = nullptr) {
+            double* stamped_ms = nullptr, bool* contradicted = nullptr) {
+  if (contradicted != nullptr) *contradicted = false;
   try {
     if (w.datasets > 1 && w.select) w.select(pick != nullptr ? static_cast<int>(pick->below(w.datasets)) : 0);
     if (w.prepare) w.prepare();
@@ -384,7 +388,7 @@ bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& 
         *event_ms = std::max(1e-6, stamps.ms);
       } else {
         *event_ms = std::max(1e-6, ms - forwarded.bound_ms);
-        if (timed) ++r.boundary_suspect;
+        if (contradicted != nullptr) *contradicted = true;
       }
     }
     LAB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -603,7 +607,19 @@ WorkloadResult Harness::measure(Workload& w) {
       }
       if (!essential && r.ms.size() >= 3 && r.spent_s > rule.max_seconds / 2) continue;
       double ms = 0;
-      if (!sample(r, w, m->flush, remote, true, round, &ms, &pick)) continue;
+      bool contradicted = false;
+      if (!sample(r, w, m->flush, remote, true, round, &ms, &pick, nullptr, nullptr, &contradicted)) continue;
+      // Stamps the judge's clock contradicts: the call is made again, up to kRetakes
+      // times, and the first agreeing call is the sample. An honest call meets a late
+      // hand-over now and then (a host thread descheduled at the wrong moment), rarely
+      // twice running; forged stamps are contradicted on every call, so the sample stays
+      // suspect and is timed by the judge's clock.
+      for (int retake = 0; contradicted && retake < kRetakes; ++retake) {
+        ++r.boundary_retaken;
+        if (!sample(r, w, m->flush, remote, true, round, &ms, &pick, nullptr, nullptr, &contradicted)) break;
+      }
+      if (r.failed) continue;
+      if (contradicted) ++r.boundary_suspect;
       r.ms.push_back(ms);
       r.spent_s += ms / 1e3;
       if (&r == student) ms_student = ms;

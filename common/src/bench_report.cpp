@@ -143,6 +143,7 @@ std::string workload_json(const WorkloadResult& w) {
        << ", \"checks\": " << r.checks << ", \"check_failures\": " << r.check_failures
        << ", \"first_failure\": " << (r.first_failure.empty() ? "null" : json_string(r.first_failure))
        << ", \"host_suspect\": " << r.host_suspect << ", \"boundary_suspect\": " << r.boundary_suspect
+       << ", \"boundary_retaken\": " << r.boundary_retaken
        << ", \"remote\": " << (r.remote ? "true" : "false")
        << ", \"inputs_changed\": " << (is_student && !w.inputs_problem.empty() ? "true" : "false") << "}";
     first = false;

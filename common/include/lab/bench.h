@@ -148,7 +148,8 @@ struct CandidateResult {
   Candidate c{};
   std::vector<double> ms{};       ///< the samples' times
   std::size_t checks = 0, check_failures = 0, host_suspect = 0;
-  std::size_t boundary_suspect = 0;  ///< judge: samples whose stamps the judge's clock contradicts
+  std::size_t boundary_suspect = 0;  ///< judge: samples whose stamps the judge's clock contradicts, every retake too
+  std::size_t boundary_retaken = 0;  ///< judge: calls made again because the judge's clock contradicted their stamps
   std::string first_failure{};    ///< first check or runtime failure
   bool failed = false;            ///< stopped after an exception
   bool remote = false;            ///< ran in a worker process (judge programs)

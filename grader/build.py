@@ -270,22 +270,36 @@ SYSTEM_READABLE = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin
                    "/etc/alternatives", "/dev/urandom", "/dev/zero")
 
 
+# The version of compile_jail's rules: a build folder's cached verdict on the jail
+# (grade.compile_jail) is tried again when they change.
+JAIL_RULES = 2
+
+
 def compile_jail(build_dir: Path, commands: StudentCommands, source: Path, out_dir: Path) -> proc.Jail:
     """What compiling and linking a student's file may touch: read the system, the toolkit,
     the kit's build folder and include folders and the student's folder; write the output
     folder (its tmp/ holds nvcc's temporary files) and /dev/null. Nothing else of the
     machine: not the kit's solutions/, not another submission, not a home folder."""
     readable = [*SYSTEM_READABLE, str(build_dir), str(source.parent)]
-    compiler = shutil.which(commands.compile[0]) or commands.compile[0]
-    readable.append(str(Path(os.path.realpath(compiler)).parent.parent))  # the toolkit, wherever it is
+    # The programs the build runs, wherever they are installed (a toolkit in /usr/local, a
+    # host compiler in /opt): the folder above each one's bin/. That is nvcc, the host
+    # compiler nvcc is told to use (-ccbin), and each link step's program.
+    programs = [commands.compile[0], *(step[0] for step in commands.link if step)]
     args = commands.compile
-    for i, arg in enumerate(args):  # the include folders: -I DIR, -IDIR, -isystem DIR, -isystem=DIR
-        if arg in ("-I", "-isystem") and i + 1 < len(args):
+    for i, arg in enumerate(args):
+        if arg in ("-I", "-isystem") and i + 1 < len(args):  # the include folders
             readable.append(args[i + 1])
         elif arg.startswith("-isystem"):
             readable.append(arg[len("-isystem"):].removeprefix("="))
         elif arg.startswith("-I"):
             readable.append(arg[2:])
+        elif arg in ("-ccbin", "--compiler-bindir") and i + 1 < len(args):  # the host compiler
+            programs.append(args[i + 1])
+        elif arg.startswith(("-ccbin=", "--compiler-bindir=")):
+            programs.append(arg.split("=", 1)[1])
+    for program in programs:
+        found = Path(os.path.realpath(shutil.which(program) or program))
+        readable.append(str(found.parent if found.is_dir() else found.parent.parent))  # -ccbin may name a folder
     return proc.Jail(readable, [str(out_dir), "/dev/null"])
 
 
@@ -317,6 +331,10 @@ def build_student(build_dir: Path, commands: StudentCommands, source: Path, out_
     if not (failed := _compile_failure(result, timeout, limits, display_root)):
         for step in commands.link:
             step = [_replace(a, {commands.object: str(obj), commands.library: str(library)}) for a in step]
+            # The linker's dependency file (CMake 3.27+ asks for one) goes to the output folder
+            # too: the kit's build folder is not the student's to write.
+            step = [f"-Wl,--dependency-file={out_dir / 'link.d'}" if a.startswith("-Wl,--dependency-file=") else a
+                    for a in step]
             linked = proc.run(step, timeout=timeout, cwd=build_dir, limits=limits, env=env)
             built.commands.append(linked.command)
             if failed := _compile_failure(linked, timeout, limits, display_root, linking=True):

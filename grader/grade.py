@@ -524,7 +524,9 @@ def compile_jail(options: Options, kit: KitBuild, lab: str, limits: proc.Limits)
         return False, ("compile jail: off (this kernel has no Landlock): a student's file can read any file "
                        "this user can read while it compiles")
     commands = kit.commands[lab]
-    key = f"{os.path.realpath(shutil.which(commands.compile[0]) or commands.compile[0])}|{os.uname().release}|{abi}"
+    key = (f"{os.path.realpath(shutil.which(commands.compile[0]) or commands.compile[0])}|{os.uname().release}|{abi}"
+           f"|{' '.join(a for a in commands.compile if a.startswith(('-ccbin', '--compiler-bindir')))}"
+           f"|rules {build.JAIL_RULES}")
     record = options.build_dir / JAIL_FILE
     try:
         known = json.loads(record.read_text())
@@ -541,7 +543,7 @@ def compile_jail(options: Options, kit: KitBuild, lab: str, limits: proc.Limits)
         tried = build.build_student(options.build_dir, commands, source, trial / "out", lab,
                                     timeout=options.config.grader["student_build_timeout_s"], limits=limits,
                                     jail=True)
-        problem = "" if tried.ok else (tried.message.splitlines()[-1] if tried.message else "no message")
+        problem = "" if tried.ok else _first_cause(tried.message + "\n" + (tried.output or ""))
     except (proc.LaunchError, OSError) as exc:  # e.g. the compiler itself may not be run from inside
         problem = str(exc)
     shutil.rmtree(trial, ignore_errors=True)
@@ -551,6 +553,16 @@ def compile_jail(options: Options, kit: KitBuild, lab: str, limits: proc.Limits)
     except OSError:
         pass
     return not problem, why
+
+
+def _first_cause(text: str) -> str:
+    """The line of a failed build's output that says why (a denied file, a missing one),
+    else its last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if any(word in line for word in ("Permission denied", "cannot ", "fatal", "No such file")):
+            return line
+    return lines[-1] if lines else "no message"
 
 
 def build_students(options: Options, labs: list[str], kit: KitBuild, taken: overlay.Overlay,

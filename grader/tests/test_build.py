@@ -177,12 +177,54 @@ class CompileJailTest(unittest.TestCase):
                                                    timeout=300)
                     self.assertTrue(unjailed.ok, unjailed.message)  # the file itself is fine
 
+    def test_a_host_compiler_outside_the_system_folders_runs(self):
+        # CMake may hand nvcc a host compiler of its own (-ccbin=/opt/gcc/bin/g++) and link with
+        # it: the jail lets the folder above its bin/ be read and run, and no more of the machine.
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        host = shutil.which("g++")
+        if host is None:
+            self.skipTest("no g++")
+        kit = Path(__file__).resolve().parents[2]
+        with tempfile.TemporaryDirectory() as tmp:
+            base = Path(tmp)
+            wrapper = base / "gcc" / "bin" / "g++"
+            wrapper.parent.mkdir(parents=True)
+            wrapper.write_text(f'#!/bin/sh\nexec {host} "$@"\n')
+            wrapper.chmod(0o755)
+            source = base / "sub" / "labs" / "vectorAdd" / "vectorAdd.cu"
+            source.parent.mkdir(parents=True)
+            source.write_text('#include "vectorAdd.h"\nint x;\n')
+            (base / "build").mkdir()
+            commands = build.StudentCommands(
+                compile=[nvcc, f"-ccbin={wrapper}", f"-I{kit / 'labs' / 'vectorAdd'}", "-Xcompiler=-fPIC", "-x", "cu",
+                         "-c", "SOURCE", "-o", "OBJECT"],
+                # CMake 3.27+ has the linker write a dependency file into the build folder.
+                link=[[str(wrapper), "-shared", "-Wl,--dependency-file=labs/x.dir/link.d", "-o", "LIBRARY",
+                       "OBJECT"]], source="SOURCE", object="OBJECT", library="LIBRARY")
+            (base / "build" / "labs" / "x.dir").mkdir(parents=True)
+            built = build.build_student(base / "build", commands, source, base / "out", "vectorAdd", timeout=300,
+                                        jail=True)
+            self.assertTrue(built.ok, built.message)
+            self.assertTrue((base / "out" / "link.d").is_file())  # in the output folder, not the kit's build
+            self.assertFalse((base / "build" / "labs" / "x.dir" / "link.d").exists())
+            self.assertIn(str(base / "gcc"), build.compile_jail(base / "build", commands, source, base / "out").readable)
+
+    def test_the_self_tests_note_names_the_cause(self):
+        from grader import grade
+        out = "labs/x.cu(3): warning: fine\n/opt/gcc/bin/g++: Permission denied\ncollect2: error: ld returned 1 exit status"
+        self.assertEqual(grade._first_cause("linking failed:\n" + out), "/opt/gcc/bin/g++: Permission denied")
+        self.assertEqual(grade._first_cause("compilation failed:\nsomething odd"), "something odd")
+        self.assertEqual(grade._first_cause(""), "no message")
+
     def test_what_the_jail_lets_read(self):
-        commands = build.StudentCommands(compile=["/opt/cuda/bin/nvcc", "-I/kit/labs/x", "-isystem=/kit/inc",
-                                                  "-isystem", "/kit/sys", "-c", "s", "-o", "o"],
-                                         link=[], source="s", object="o", library="l")
+        commands = build.StudentCommands(compile=["/opt/cuda/bin/nvcc", "-ccbin=/opt/gcc/bin/g++", "-I/kit/labs/x",
+                                                  "-isystem=/kit/inc", "-isystem", "/kit/sys", "-c", "s", "-o", "o"],
+                                         link=[["/opt/ld/bin/c++", "-o", "l", "o"]], source="s", object="o",
+                                         library="l")
         jail = build.compile_jail(Path("/b"), commands, Path("/w/labs/x/x.cu"), Path("/o"))
-        for path in ("/usr", "/b", "/w/labs/x", "/opt/cuda", "/kit/labs/x", "/kit/inc", "/kit/sys"):
+        for path in ("/usr", "/b", "/w/labs/x", "/opt/cuda", "/opt/gcc", "/opt/ld", "/kit/labs/x", "/kit/inc",
+                     "/kit/sys"):
             self.assertIn(path, jail.readable)
         self.assertNotIn("/kit", jail.readable)
+        self.assertNotIn("/opt", jail.readable)
         self.assertEqual(jail.writable, ["/o", "/dev/null"])

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -613,9 +614,11 @@ WorkloadResult Harness::measure(Workload& w) {
       // times, and the first agreeing call is the sample. An honest call meets a late
       // hand-over now and then (a host thread descheduled at the wrong moment), rarely
       // twice running; forged stamps are contradicted on every call, so the sample stays
-      // suspect and is timed by the judge's clock.
+      // suspect and is timed by the judge's clock. Each retake waits a little longer
+      // first (2, 4, 8 ms), so that one burst of disturbance does not spoil them all.
       for (int retake = 0; contradicted && retake < kRetakes; ++retake) {
         ++r.boundary_retaken;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2 << retake));
         if (!sample(r, w, m->flush, remote, true, round, &ms, &pick, nullptr, nullptr, &contradicted)) break;
       }
       if (r.failed) continue;

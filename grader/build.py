@@ -179,6 +179,10 @@ class StudentCommands:
     library: str  # the library the link writes, as named in `link`
 
 
+# Programs CMake may put before the compiler (CMAKE_<LANG>_COMPILER_LAUNCHER).
+LAUNCHERS = ("ccache", "sccache", "buildcache")
+
+
 def student_commands(build_dir: Path, lab: str, kit_root: Path, timeout: float = 60) -> StudentCommands:
     """The commands that build lib<lab>_student.so, read from `ninja -t commands`."""
     ninja = shutil.which("ninja")
@@ -206,6 +210,10 @@ def student_commands(build_dir: Path, lab: str, kit_root: Path, timeout: float =
     if compile_args is None or link is None:
         raise CommandsError(f"Ninja's commands for {lab}_student do not compile {source}: reconfigure the kit "
                             "(delete the build folder) and try again")
+    # A compiler launcher (CMAKE_CUDA_COMPILER_LAUNCHER=ccache) would write to its cache
+    # outside the compile jail, and a student's file gains nothing from a cache: nvcc alone.
+    while len(compile_args) > 1 and Path(compile_args[0]).name in LAUNCHERS:
+        compile_args = compile_args[1:]
     obj = compile_args[compile_args.index("-o") + 1]
     return StudentCommands(compile_args, link, source, obj, library)
 

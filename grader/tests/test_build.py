@@ -142,6 +142,29 @@ class ForeignMessagesTest(unittest.TestCase):
 
 
 
+class StudentCommandsTest(unittest.TestCase):
+    """build.student_commands reads the student library's commands from Ninja."""
+
+    def test_a_compiler_launcher_is_left_out(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            base = Path(tmp)
+            kit = base / "kit"
+            (kit / "labs" / "x").mkdir(parents=True)
+            (kit / "labs" / "x" / "x.cu").write_text("")
+            fake = base / "bin" / "ninja"
+            fake.parent.mkdir()
+            compile_line = (f"/usr/bin/ccache /usr/local/cuda/bin/nvcc -Ifoo -c {kit}/labs/x/x.cu "
+                            "-o labs/x.cu.o")
+            link_line = ": && /usr/bin/c++ -shared -o lib/libx_student.so labs/x.cu.o && :"
+            fake.write_text(f"#!/bin/sh\necho '{compile_line}'\necho '{link_line}'\n")
+            fake.chmod(0o755)
+            with mock.patch.dict(os.environ, {"PATH": f"{fake.parent}:{os.environ['PATH']}"}):
+                commands = build.student_commands(base / "build", "x", kit)
+            self.assertEqual(commands.compile[0], "/usr/local/cuda/bin/nvcc")
+            self.assertEqual(commands.object, "labs/x.cu.o")
+            self.assertEqual(commands.link, [["/usr/bin/c++", "-shared", "-o", "lib/libx_student.so", "labs/x.cu.o"]])
+
+
 @unittest.skipUnless(proc.Jail.abi() >= 1 and shutil.which("nvcc") or Path("/usr/local/cuda/bin/nvcc").is_file(),
                      "needs Landlock and nvcc")
 class CompileJailTest(unittest.TestCase):

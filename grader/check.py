@@ -10,7 +10,8 @@ call through a function pointer. This stage asks the compiler instead:
    host pass), each path resolved; the line of the student's `#include` comes from the
    line markers of the preprocessed passes (kept with `--keep`).
 2. symbols: the compiled object's symbol table. Undefined symbols (calls, and addresses
-   taken, so function pointers too) against an allowlist; defined symbols that would
+   taken, so function pointers too) against an allowlist, which leaves out the lab
+   header's sequential versions (`*_cpu`, the tests' answer key); defined symbols that would
    replace the CUDA runtime, the kit, the C or C++ runtime at link time; anything of
    CUB, Thrust or the vendor libraries.
 3. load-time code and raw system calls: `.init_array`/`.fini_array` entries other than
@@ -1013,6 +1014,17 @@ def _why_forbidden(raw: str, entity: str) -> tuple[str, str]:
                  "helpers and the C++ standard library")
 
 
+KIT_CPU_WHY = ("the kit's sequential versions, which the tests compare your results with: compute the result on the "
+               "GPU with code of your own")
+
+
+def _is_kit_cpu_version(entity: str, kit_functions: set[str]) -> bool:
+    """Whether a symbol is one of the lab header's sequential versions (reduce_sum_cpu,
+    matmul_cpu_with_magnitude): the tests' answer key, which a student's file may not call."""
+    qualified = _qualified(entity)
+    return qualified in kit_functions and re.search(r"_cpu(?:_|$)", qualified) is not None
+
+
 def _undefined_allowed(raw: str, entity: str, kit_functions: set[str], own: set[str]) -> bool:
     """Whether an undefined symbol is on the allowlist."""
     if raw in own or _matches(raw, CUDA_RUNTIME_ALLOWED + NVCC_HELPERS + CXX_RUNTIME_ALLOWED + C_ALLOWED):
@@ -1147,6 +1159,9 @@ def _symbol_findings(obj: _Object, ctx: _ObjectContext) -> list[rules.Finding]:
         callers = origins.get(symbol.index)
         if uses_library and callers and all(c is not None and _library_code(c) for c in callers):
             continue  # used only inside CUB, Thrust or NVTX code (and libcu++ under them): a finding of its own
+        if _is_kit_cpu_version(entity, ctx.kit_functions) and raw not in ctx.own_defined:
+            families.setdefault("kit-cpu", (KIT_CPU_WHY, []))[1].append(symbol)
+            continue
         if _undefined_allowed(raw, entity, ctx.kit_functions, ctx.own_defined):
             continue
         family, why = _why_forbidden(raw, entity)

@@ -90,6 +90,8 @@ SNIPPETS: dict[str, tuple[str, str]] = {
           std::thread helper([] {});
           helper.join();
         }
+        float on_the_host(const float* host, int n) { return reduce_sum_cpu(host, n); }
+        double allowed(long long n, double abs_sum) { return reduce_sum_error_bound(n, abs_sum); }
         """),
     "definitions": ("vectorAdd", """\
         #include <cuda_runtime.h>
@@ -456,6 +458,12 @@ class Routes(unittest.TestCase):
 
     def test_std_thread(self):
         self.check("calls", "symbol", 11, text="std::thread")
+
+    def test_calling_the_cpu_version_the_tests_compare_with(self):
+        findings = self.check("calls", "symbol", 14, text="reduce_sum_cpu")
+        self.assertIn("the kit's sequential versions", next(f.message for f in findings if "reduce_sum_cpu" in f.message))
+        # The lab header's other helpers (an error bound, a tolerance) stay allowed.
+        self.assertFalse([f for f in findings if "reduce_sum_error_bound" in f.message])
 
     def test_defining_the_event_timer(self):
         self.check("definitions", "defines", 5, text="cudaEventElapsedTime")

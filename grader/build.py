@@ -289,10 +289,11 @@ def compile_jail(build_dir: Path, commands: StudentCommands, source: Path, out_d
     folder (its tmp/ holds nvcc's temporary files) and /dev/null. Nothing else of the
     machine: not the kit's solutions/, not another submission, not a home folder."""
     readable = [*SYSTEM_READABLE, str(build_dir), str(source.parent)]
-    # The programs the build runs, wherever they are installed (a toolkit in /usr/local, a
-    # host compiler in /opt): the folder above each one's bin/. That is nvcc, the host
-    # compiler nvcc is told to use (-ccbin), and each link step's program.
-    programs = [commands.compile[0], *(step[0] for step in commands.link if step)]
+    nvcc = Path(os.path.realpath(shutil.which(commands.compile[0]) or commands.compile[0]))
+    readable.append(str(nvcc.parent.parent))  # the toolkit, wherever it is
+    # The other programs the build runs: the host compiler nvcc is told to use (-ccbin) and
+    # each link step's program, wherever they are installed (a compiler of its own in /opt).
+    programs = [step[0] for step in commands.link if step]
     args = commands.compile
     for i, arg in enumerate(args):
         if arg in ("-I", "-isystem") and i + 1 < len(args):  # the include folders
@@ -306,9 +307,22 @@ def compile_jail(build_dir: Path, commands: StudentCommands, source: Path, out_d
         elif arg.startswith(("-ccbin=", "--compiler-bindir=")):
             programs.append(arg.split("=", 1)[1])
     for program in programs:
-        found = Path(os.path.realpath(shutil.which(program) or program))
-        readable.append(str(found.parent if found.is_dir() else found.parent.parent))  # -ccbin may name a folder
+        readable += _program_readable(Path(os.path.realpath(shutil.which(program) or program)))
     return proc.Jail(readable, [str(out_dir), "/dev/null"])
+
+
+def _program_readable(found: Path) -> list[str]:
+    """What running compiler `found` (a file, or the folder -ccbin names) needs to read: the
+    file or folder itself, and the installation above its bin/ when that looks like a
+    compiler's (a libexec/ or lib/gcc/ beside it), never a home folder or the root. So a
+    wrapper script in ~/bin opens neither ~ nor the rest of ~/bin to a student's compile."""
+    folder = found if found.is_dir() else found.parent
+    prefix = folder.parent
+    out = [str(found)]
+    toolchain = any((prefix / sub).is_dir() for sub in ("libexec", "lib/gcc", "lib/clang", "lib64/gcc"))
+    if toolchain and prefix not in (Path("/"), Path.home()) and prefix.parent != Path("/home"):
+        out.append(str(prefix))
+    return out
 
 
 def build_student(build_dir: Path, commands: StudentCommands, source: Path, out_dir: Path, lab: str, *,

@@ -212,6 +212,7 @@ class CompileJailTest(unittest.TestCase):
             base = Path(tmp)
             wrapper = base / "gcc" / "bin" / "g++"
             wrapper.parent.mkdir(parents=True)
+            (base / "gcc" / "libexec").mkdir()  # an installed compiler's layout
             wrapper.write_text(f'#!/bin/sh\nexec {host} "$@"\n')
             wrapper.chmod(0o755)
             source = base / "sub" / "labs" / "vectorAdd" / "vectorAdd.cu"
@@ -232,6 +233,29 @@ class CompileJailTest(unittest.TestCase):
             self.assertFalse((base / "build" / "labs" / "x.dir" / "link.d").exists())
             self.assertIn(str(base / "gcc"), build.compile_jail(base / "build", commands, source, base / "out").readable)
 
+            # A wrapper script in a folder that is no compiler's installation (~/bin, say):
+            # the script itself may run, and nothing else there may be read.
+            other = base / "home" / "bin" / "g++"
+            other.parent.mkdir(parents=True)
+            other.write_text(wrapper.read_text())
+            other.chmod(0o755)
+            secret = base / "home" / "bin" / "grades.csv"
+            secret.write_text("alice,100\n")
+            commands.compile[1] = f"-ccbin={other}"
+            commands.link[0][0] = str(other)
+            jail = build.compile_jail(base / "build", commands, source, base / "out2")
+            self.assertIn(str(other), jail.readable)
+            self.assertNotIn(str(base / "home"), jail.readable)
+            self.assertNotIn(str(other.parent), jail.readable)
+            built = build.build_student(base / "build", commands, source, base / "out2", "vectorAdd", timeout=300,
+                                        jail=True)
+            self.assertTrue(built.ok, built.message)
+            source.write_text(f'#include "vectorAdd.h"\n#include "{secret}"\n')
+            built = build.build_student(base / "build", commands, source, base / "out3", "vectorAdd", timeout=300,
+                                        jail=True)
+            self.assertFalse(built.ok)
+            self.assertIn("Permission denied", built.message)
+
     def test_the_self_tests_note_names_the_cause(self):
         from grader import grade
         out = "labs/x.cu(3): warning: fine\n/opt/gcc/bin/g++: Permission denied\ncollect2: error: ld returned 1 exit status"
@@ -245,9 +269,9 @@ class CompileJailTest(unittest.TestCase):
                                          link=[["/opt/ld/bin/c++", "-o", "l", "o"]], source="s", object="o",
                                          library="l")
         jail = build.compile_jail(Path("/b"), commands, Path("/w/labs/x/x.cu"), Path("/o"))
-        for path in ("/usr", "/b", "/w/labs/x", "/opt/cuda", "/opt/gcc", "/opt/ld", "/kit/labs/x", "/kit/inc",
-                     "/kit/sys"):
+        for path in ("/usr", "/b", "/w/labs/x", "/opt/cuda", "/opt/gcc/bin/g++", "/opt/ld/bin/c++", "/kit/labs/x",
+                     "/kit/inc", "/kit/sys"):
             self.assertIn(path, jail.readable)
-        self.assertNotIn("/kit", jail.readable)
-        self.assertNotIn("/opt", jail.readable)
+        for path in ("/kit", "/opt", "/opt/gcc", "/opt/ld"):  # no compiler installation there on this machine
+            self.assertNotIn(path, jail.readable)
         self.assertEqual(jail.writable, ["/o", "/dev/null"])

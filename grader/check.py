@@ -11,7 +11,8 @@ call through a function pointer. This stage asks the compiler instead:
    line markers of the preprocessed passes (kept with `--keep`).
 2. symbols: the compiled object's symbol table. Undefined symbols (calls, and addresses
    taken, so function pointers too) against an allowlist, which leaves out the lab
-   header's sequential versions (`*_cpu`, the tests' answer key); defined symbols that would
+   header's sequential versions (`*_cpu`, the tests' answer key) and the out-of-line
+   helpers that live beside them; defined symbols that would
    replace the CUDA runtime, the kit, the C or C++ runtime at link time; anything of
    CUB, Thrust or the vendor libraries.
 3. load-time code and raw system calls: `.init_array`/`.fini_array` entries other than
@@ -1014,15 +1015,26 @@ def _why_forbidden(raw: str, entity: str) -> tuple[str, str]:
                  "helpers and the C++ standard library")
 
 
-KIT_CPU_WHY = ("the kit's sequential versions, which the tests compare your results with: compute the result on the "
-               "GPU with code of your own")
+KIT_CODE_WHY = {
+    "kit-cpu": "the kit's sequential versions, which the tests compare your results with: compute the result on "
+               "the GPU with code of your own",
+    "kit-helper": "the kit's code for its tests, which links the sequential versions the tests compare your results "
+                  "with into your library: your implementation needs none of it",
+}
 
 
-def _is_kit_cpu_version(entity: str, kit_functions: set[str]) -> bool:
-    """Whether a symbol is one of the lab header's sequential versions (reduce_sum_cpu,
-    matmul_cpu_with_magnitude): the tests' answer key, which a student's file may not call."""
+def _kit_test_code(entity: str, ctx: "_ObjectContext") -> str:
+    """'kit-cpu' when an undefined symbol is one of the lab header's sequential versions
+    (reduce_sum_cpu, matmul_cpu_with_magnitude: the tests' answer key), 'kit-helper' when it
+    is another out-of-line function of the header that is not the interface
+    (reduce_sum_error_bound, sobel_test_image: they live beside the sequential versions, so
+    calling one links them all in, where a function pointer and a fixed offset reach
+    them), else ''. The header's inline helpers (compact_keep, the tolerances) compile
+    into the file and are never undefined symbols."""
     qualified = _qualified(entity)
-    return qualified in kit_functions and re.search(r"_cpu(?:_|$)", qualified) is not None
+    if qualified not in ctx.kit_functions or qualified in ctx.interface:
+        return ""
+    return "kit-cpu" if re.search(r"_cpu(?:_|$)", qualified) else "kit-helper"
 
 
 def _undefined_allowed(raw: str, entity: str, kit_functions: set[str], own: set[str]) -> bool:
@@ -1159,8 +1171,9 @@ def _symbol_findings(obj: _Object, ctx: _ObjectContext) -> list[rules.Finding]:
         callers = origins.get(symbol.index)
         if uses_library and callers and all(c is not None and _library_code(c) for c in callers):
             continue  # used only inside CUB, Thrust or NVTX code (and libcu++ under them): a finding of its own
-        if _is_kit_cpu_version(entity, ctx.kit_functions) and raw not in ctx.own_defined:
-            families.setdefault("kit-cpu", (KIT_CPU_WHY, []))[1].append(symbol)
+        kit_code = _kit_test_code(entity, ctx)
+        if kit_code and raw not in ctx.own_defined:
+            families.setdefault(kit_code, (KIT_CODE_WHY[kit_code], []))[1].append(symbol)
             continue
         if _undefined_allowed(raw, entity, ctx.kit_functions, ctx.own_defined):
             continue

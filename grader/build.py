@@ -280,7 +280,7 @@ SYSTEM_READABLE = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin
 
 # The version of compile_jail's rules: a build folder's cached verdict on the jail
 # (grade.compile_jail) is tried again when they change.
-JAIL_RULES = 2
+JAIL_RULES = 3
 
 
 def compile_jail(build_dir: Path, commands: StudentCommands, source: Path, out_dir: Path) -> proc.Jail:

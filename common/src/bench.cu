@@ -612,8 +612,8 @@ WorkloadResult Harness::measure(Workload& w) {
       if (!sample(r, w, m->flush, remote, true, round, &ms, &pick, nullptr, nullptr, &contradicted)) continue;
       // Stamps the judge's clock contradicts: the call is made again, up to kRetakes
       // times, and the first agreeing call is the sample. An honest call meets a late
-      // hand-over now and then (a host thread descheduled at the wrong moment), rarely
-      // twice running; forged stamps are contradicted on every call, so the sample stays
+      // hand-over between the processes now and then (the H100 showed up to half of a
+      // run's calls), rarely on every retake; forged stamps are contradicted on every call, so the sample stays
       // suspect and is timed by the judge's clock. Each retake waits a little longer
       // first (2, 4, 8 ms), so that one burst of disturbance does not spoil them all.
       for (int retake = 0; contradicted && retake < kRetakes; ++retake) {

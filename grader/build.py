@@ -278,8 +278,9 @@ SYSTEM_READABLE = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin
                    "/etc/alternatives", "/dev/urandom", "/dev/zero")
 
 
-# The version of compile_jail's rules: a build folder's cached verdict on the jail
-# (grade.compile_jail) is tried again when they change.
+# The version of how a student's file is built in the jail (build_student, compile_jail):
+# a build folder's cached verdict on the jail (grade.compile_jail) already follows the
+# folders the jail opens; this number makes it try again when the code around them changes.
 JAIL_RULES = 3
 
 

@@ -53,6 +53,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -1502,20 +1503,28 @@ def string_literals(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _assembler_findings(source: _Source, lines: list[tuple[int, str]]) -> list[rules.Finding]:
-    """Strings of the student's code that hold assembler directives reading files (.incbin)."""
-    joined = "\n".join(text for _, text in lines)
+def _joined(lines: list[tuple[int, str]]) -> tuple[str, Callable[[int], int]]:
+    """The student's lines (line number, text) as one text, and the line number of an
+    offset in it."""
     starts = [0]
-    for _, text in lines:
+    for _, text in lines[:-1]:
         starts.append(starts[-1] + len(text) + 1)
+
+    def line_at(offset: int) -> int:
+        return lines[bisect.bisect_right(starts, offset) - 1][0]
+
+    return "\n".join(text for _, text in lines), line_at
+
+
+def _assembler_findings(source: _Source, joined: str, line_at: Callable[[int], int]) -> list[rules.Finding]:
+    """Strings of the student's code that hold assembler directives reading files (.incbin)."""
     findings = []
     for offset, value in string_literals(joined):
         found = ASSEMBLER_DIRECTIVES.search(value)
         if found is None:
             continue
-        index = max(i for i, s in enumerate(starts[:-1]) if s <= offset)
         directive = "." + found.group(1).lower()
-        findings.append(_finding(source, "include", lines[index][0],
+        findings.append(_finding(source, "include", line_at(offset),
                                  f"an assembler {directive} directive: it reads a file of the grading machine into "
                                  "your program (or builds one that does) at compile time, so the lab is not "
                                  "tested; write your code in C++ and CUDA", READS_FILES))
@@ -1533,11 +1542,8 @@ def _source_text_findings(own: list[tuple[str, int, str]], policy: _IncludePolic
         source = policy.students.get(file)
         if source is None:
             continue
-        findings += _assembler_findings(source, lines)
-        joined = "\n".join(text for _, text in lines)
-        starts = [0]
-        for _, text in lines:
-            starts.append(starts[-1] + len(text) + 1)
+        joined, line_at = _joined(lines)
+        findings += _assembler_findings(source, joined, line_at)
         for pattern, message in ((RESERVED_NAMES, "uses `{}`, a name reserved for code the compiler generates: "
                                   "rename it"),
                                  (KIT_DEFINITION, "defines a function of the kit's namespace lab (`{}`), which "
@@ -1545,8 +1551,7 @@ def _source_text_findings(own: list[tuple[str, int, str]], policy: _IncludePolic
                                  (KIT_NAMESPACE, "adds to the kit's namespace lab (`{}`), which would replace the "
                                   "kit's own code: use the kit's helpers as they are and keep your code outside it")):
             for match in pattern.finditer(joined):
-                index = max(i for i, s in enumerate(starts[:-1]) if s <= match.start())
-                line = lines[index][0]
+                line = line_at(match.start())
                 if (source.shown, line, pattern.pattern) in seen:
                     continue
                 seen.add((source.shown, line, pattern.pattern))

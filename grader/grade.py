@@ -524,9 +524,11 @@ def compile_jail(options: Options, kit: KitBuild, lab: str, limits: proc.Limits)
         return False, ("compile jail: off (this kernel has no Landlock): a student's file can read any file "
                        "this user can read while it compiles")
     commands = kit.commands[lab]
-    key = (f"{os.path.realpath(shutil.which(commands.compile[0]) or commands.compile[0])}|{os.uname().release}|{abi}"
-           f"|{' '.join(a for a in commands.compile if a.startswith(('-ccbin', '--compiler-bindir')))}"
-           f"|rules {build.JAIL_RULES}")
+    # The verdict holds for the jail's rules (toolkit, host compiler, linker, include
+    # folders; a student's own folders stand in as placeholders, the same for every
+    # student of a class), this kernel and this version of the jail's code.
+    jail = build.compile_jail(options.build_dir, commands, Path("/student") / f"{lab}.cu", Path("/out"))
+    key = json.dumps([os.uname().release, abi, build.JAIL_RULES, sorted(jail.readable), jail.writable])
     record = options.build_dir / JAIL_FILE
     try:
         known = json.loads(record.read_text())

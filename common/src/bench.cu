@@ -613,9 +613,10 @@ WorkloadResult Harness::measure(Workload& w) {
       // Stamps the judge's clock contradicts: the call is made again, up to kRetakes
       // times, and the first agreeing call is the sample. An honest call meets a late
       // hand-over between the processes now and then (the H100 showed up to half of a
-      // run's calls), rarely on every retake; forged stamps are contradicted on every call, so the sample stays
-      // suspect and is timed by the judge's clock. Each retake waits a little longer
-      // first (2, 4, 8 ms), so that one burst of disturbance does not spoil them all.
+      // run's calls), rarely on every retake; forged stamps are contradicted on every
+      // call, so the sample stays suspect and is timed by the judge's clock. Each retake
+      // waits a little longer first (2, 4, 8 ms), so that one burst of disturbance does
+      // not spoil them all.
       for (int retake = 0; contradicted && retake < kRetakes; ++retake) {
         ++r.boundary_retaken;
         std::this_thread::sleep_for(std::chrono::milliseconds(2 << retake));

@@ -256,6 +256,32 @@ class CompileJailTest(unittest.TestCase):
             self.assertFalse(built.ok)
             self.assertIn("Permission denied", built.message)
 
+    def test_the_verdict_is_kept_for_a_class_and_tried_again_for_new_rules(self):
+        from grader import config, grade
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        kit = Path(__file__).resolve().parents[2]
+        with tempfile.TemporaryDirectory() as tmp:
+            base = Path(tmp)
+            (base / "build").mkdir()
+            commands = build.StudentCommands(
+                compile=[nvcc, f"-I{kit / 'labs' / 'vectorAdd'}", f"-I{kit / 'common' / 'include'}", "-x", "cu",
+                         "-c", "SOURCE", "-o", "OBJECT"],
+                link=[], source="SOURCE", object="OBJECT", library="LIBRARY")
+            built = grade.KitBuild()
+            built.commands["vectorAdd"] = commands
+
+            def verdict(student: str) -> tuple[tuple[bool, str], int]:
+                options = grade.Options(root=kit, build_dir=base / "build", impl="student", seed=1,
+                                        config=config.from_dict({}, None), student_root=base / student)
+                with mock.patch.object(build, "build_student", wraps=build.build_student) as tried:
+                    got = grade.compile_jail(options, built, "vectorAdd", proc.Limits())
+                return got, tried.call_count
+
+            self.assertEqual(verdict("alice"), ((True, ""), 1))  # tried once, with the kit's own file
+            self.assertEqual(verdict("bob"), ((True, ""), 0))  # another student of the class: kept
+            commands.compile.insert(1, f"-I{base}")  # the jail would open another folder
+            self.assertEqual(verdict("carol"), ((True, ""), 1))
+
     def test_the_self_tests_note_names_the_cause(self):
         from grader import grade
         out = "labs/x.cu(3): warning: fine\n/opt/gcc/bin/g++: Permission denied\ncollect2: error: ld returned 1 exit status"

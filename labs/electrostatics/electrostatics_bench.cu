@@ -8,7 +8,9 @@
 //  1. (graded) direct summation, a 2048 x 2048 grid of 0.5 A spacing (1024 A square,
 //     slice z = 0) and 4000 atoms spread over it in a slab z in [-10, 10) A, charges
 //     uniform in [-1, 1] e. amount = nx * ny * natoms, peak = the reciprocal square
-//     roots the special-function units can deliver (16 per SM per clock).
+//     roots the special-function units can deliver (16 per SM per clock). Two sets of
+//     atoms (other seed, same distribution), one picked at random before each timed call:
+//     a result replayed from an earlier call, instead of computed, fails the check half the time.
 //  2. the same atoms on a 256 x 256 corner of that grid: small enough to time the
 //     sequential version (sdkTimer, about a second), for the speedup over the CPU.
 //  3. cutoff summation: 100 000 atoms uniform in a 256 A x 256 A x 24 A slab (density
@@ -160,8 +162,20 @@ int main(int argc, char** argv) {
     if (n > 256 && h.times_everything()) sides.push_back(256);  // --graded-only: the CPU's size is in no grade
     for (const int side : sides) {
       const bool graded = side == n;
-      const double scale = coord_scale(host, side, side, spacing, z);
-      const Exact expected = exact(atoms, natoms, side, side, spacing, z, INFINITY, scale);
+      // One expected grid per set of atoms, each with its own scale; set 0 is in `atoms` now.
+      std::vector<Exact> expected;
+      expected.push_back(
+          exact(atoms, natoms, side, side, spacing, z, INFINITY, coord_scale(host, side, side, spacing, z)));
+      if (graded) {
+        // Set 1, for the graded workload only: other atoms of the same distribution.
+        const std::vector<float4> host2 = make_atoms(natoms, spacing * n, spacing * n, -10.0, 10.0, spacing, z,
+                                                     lab::case_seed("bench_dcs_atoms_2"));
+        atoms.upload(host2);
+        expected.push_back(
+            exact(atoms, natoms, side, side, spacing, z, INFINITY, coord_scale(host2, side, side, spacing, z)));
+        inputs.add_set();
+        inputs.load(0);
+      }
       lab::DeviceBuffer<float> grid(static_cast<std::size_t>(side) * side);
       std::vector<float> cpu_grid(static_cast<std::size_t>(side) * side);
       lab::bench::Workload w;
@@ -172,8 +186,10 @@ int main(int argc, char** argv) {
       w.unit = "Gevals/s";
       w.amount = static_cast<double>(side) * side * natoms;
       w.peak = h.device().peak_rsqrt_gops;
+      w.datasets = static_cast<int>(expected.size());  // 2 when graded; the CPU's size keeps set 0 alone
+      w.select = [&](int set) { inputs.load(set); };
       w.prepare = [&] { grid.poison(); };
-      w.check = [&] { return expected.check(grid.data()); };
+      w.check = [&] { return expected[inputs.current()].check(grid.data()); };
       w.inputs_check = [&] { return inputs.check(); };
       if (!graded) {
         w.cpu = [&, side] { coulomb_slice_cpu(host.data(), natoms, cpu_grid.data(), side, side, spacing, z); };
@@ -183,6 +199,7 @@ int main(int argc, char** argv) {
         return [&, fn, side] { fn(atoms.data(), natoms, grid.data(), side, side, spacing, z); };
       });
       h.run(w);
+      if (graded) inputs.load(0);  // the CPU's size, next, sees set 0 as before
     }
   }
 

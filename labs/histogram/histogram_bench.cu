@@ -5,7 +5,9 @@
 //
 // Workloads (the same n in each):
 //  1. uniform values in [0, 256) into 256 bins (graded): GB/s = 4 bytes x n / time (the
-//     input is read once; the bins are too small to count), beside CUB's histogram;
+//     input is read once; the bins are too small to count), beside CUB's histogram. Two
+//     data sets, one picked at random before each timed call: bins replayed from an
+//     earlier call, instead of counted, fail the check half the time;
 //  2. skewed values in [0, 256) (a quarter of them are 0), with CUB;
 //  3. all-equal values: every thread adds to the same bin (the worst case for atomics);
 //  4. uniform values in [0, 4096) into 4096 bins (the largest count), with CUB;
@@ -45,8 +47,10 @@ int main(int argc, char** argv) {
   const std::size_t bytes = sizeof(unsigned) * static_cast<std::size_t>(n);
 
   // The input of the workload being timed, the bins (sized for the largest bin count) and
-  // the expected bins.
-  lab::DeviceBuffer<unsigned> d_in(n), d_bins(kHistogramMaxBins), d_expected(kHistogramMaxBins);
+  // the expected bins, one array per data set (only the graded workload has a second).
+  lab::DeviceBuffer<unsigned> d_in(n), d_bins(kHistogramMaxBins);
+  lab::DeviceBuffer<unsigned> d_expected[2] = {lab::DeviceBuffer<unsigned>(kHistogramMaxBins),
+                                               lab::DeviceBuffer<unsigned>(kHistogramMaxBins)};
   std::vector<unsigned> host_bins(kHistogramMaxBins);
 
   const Shape shapes[] = {
@@ -79,15 +83,25 @@ int main(int argc, char** argv) {
     // Inputs and the expected result of this workload, and a pristine copy of the input
     // to check it against.
     const int num_bins = s.num_bins;
+    const lab::Seed seed = lab::case_seed(std::string("bench_") + lab::to_string(s.distribution), s.range);
     const std::vector<unsigned> values =
-        lab::random_uints(static_cast<std::size_t>(n), s.range, s.distribution,
-                          lab::case_seed(std::string("bench_") + lab::to_string(s.distribution), s.range));
+        lab::random_uints(static_cast<std::size_t>(n), s.range, s.distribution, seed);
     std::vector<unsigned> expected(num_bins);
     histogram_cpu(values.data(), n, expected.data(), num_bins);
     d_in.upload(values);
-    d_expected.upload(expected);
+    d_expected[0].upload(expected);
     lab::bench::PristineInputs inputs;
     inputs.watch("the input", d_in);
+    if (s.graded) {  // a second data set of the same shape: see the comment at the top
+      const std::vector<unsigned> values2 =
+          lab::random_uints(static_cast<std::size_t>(n), s.range, s.distribution, lab::derive_seed(seed, "set 2"));
+      std::vector<unsigned> expected2(num_bins);
+      histogram_cpu(values2.data(), n, expected2.data(), num_bins);
+      d_in.upload(values2);
+      d_expected[1].upload(expected2);
+      inputs.add_set();
+      inputs.load(0);
+    }
 
     lab::bench::Workload w;
     w.name = std::string("histogram ") + s.label + ", " + std::to_string(num_bins) + " bins, n=" + std::to_string(n);
@@ -96,8 +110,12 @@ int main(int argc, char** argv) {
     w.unit = "GB/s";
     w.amount = static_cast<double>(bytes);  // every value is read once
     w.peak = h.device().peak_dram_gbps;
+    w.datasets = inputs.sets();             // 2 for the graded workload, else 1
+    w.select = [&](int k) { inputs.load(k); };
     w.prepare = [&] { d_bins.poison(); };   // 0xFFFFFFFF everywhere: the bins must be overwritten
-    w.check = [&, num_bins] { return lab::bench::check_equal_device(d_expected.data(), d_bins.data(), num_bins); };
+    w.check = [&, num_bins] {
+      return lab::bench::check_equal_device(d_expected[inputs.current()].data(), d_bins.data(), num_bins);
+    };
     w.inputs_check = [&] { return inputs.check(); };
     w.cpu = [&, num_bins] { histogram_cpu(values.data(), n, host_bins.data(), num_bins); };
     h.add_implementations<Fn>(w, "histogram", histogram, [&, num_bins](Fn* fn) {
@@ -114,7 +132,8 @@ int main(int argc, char** argv) {
                                                          num_bins + 1, 0u, static_cast<unsigned>(num_bins), n));
     };
     library.check = [&, num_bins]() -> std::string {
-      const std::string problem = lab::bench::check_equal_device(d_expected.data(), d_bins.data(), num_bins);
+      const std::string problem =
+          lab::bench::check_equal_device(d_expected[inputs.current()].data(), d_bins.data(), num_bins);
       return problem.empty() ? problem : "CUB's bins differ from the CPU's: " + problem;
     };
     h.add_candidate(w, library);

@@ -12,7 +12,9 @@
 //  3. m x k x n = 1000 x 1500 x 700: not square, no size a multiple of a tile.
 // Every timed output is checked: against cuBLAS's result (workloads 1 and 3; cuBLAS itself
 // is spot-checked against the CPU's double sums first) or against the CPU's result (2),
-// element by element within the rounding tolerance of matmul.h.
+// element by element within the rounding tolerance of matmul.h. The graded workload has two
+// data sets (A and B), one picked at random before each timed call: a result replayed from
+// an earlier call, instead of computed, fails the check half the time.
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -153,7 +155,7 @@ std::string spot_check(const std::vector<float>& A, const std::vector<float>& B,
 
 // Times every version on one m x k x n problem with random A and B in [-1, 1).
 // `cpu_reference`: check against the CPU's result (and time the CPU version); otherwise
-// against cuBLAS's.
+// against cuBLAS's. `graded`: also a second data set, another random A and B.
 void run_workload(lab::bench::Harness& h, const Cublas& cublas, int m, int k, int n, bool graded, bool cpu_reference,
                   const std::string& note) {
   const std::size_t na = static_cast<std::size_t>(m) * k, nb = static_cast<std::size_t>(k) * n;
@@ -169,27 +171,48 @@ void run_workload(lab::bench::Harness& h, const Cublas& cublas, int m, int k, in
   // The expected result. Against the CPU: the CPU's error is one rounding, so the
   // tolerance of matmul.h applies as it is. Against cuBLAS: both results carry rounding
   // errors, so twice that, and 1% more for the magnitude, which cuBLAS computes in float.
-  Expected expected(nc, k, cpu_reference ? kMatmulErrorFactor : 2.0 * kMatmulErrorFactor * 1.01);
+  const double factor = cpu_reference ? kMatmulErrorFactor : 2.0 * kMatmulErrorFactor * 1.01;
   const char* against = cpu_reference ? "the CPU's result" : "cuBLAS's result";
+  // The expected result of the A and B that dA and dB hold now (`hA`, `hB`: their host copies).
+  auto compute_expected = [&](Expected& result, const std::vector<float>& hA, const std::vector<float>& hB,
+                              lab::Seed set_seed) {
+    if (cpu_reference) {
+      std::vector<float> ref(nc), magnitude(nc);
+      matmul_cpu_with_magnitude(hA.data(), hB.data(), ref.data(), magnitude.data(), m, k, n);
+      LAB_CUDA_CHECK(cudaMemcpy(result.reference(), ref.data(), nc * sizeof(float), cudaMemcpyHostToDevice));
+      LAB_CUDA_CHECK(cudaMemcpy(result.magnitude(), magnitude.data(), nc * sizeof(float), cudaMemcpyHostToDevice));
+    } else {
+      cublas.matmul(dA.data(), dB.data(), result.reference(), m, k, n);
+      const std::string problem = spot_check(hA, hB, result.reference(), m, k, n, lab::derive_seed(set_seed, "spot"));
+      if (!problem.empty()) h.note_error(problem);
+      // The magnitude sum_l |A[i][l]| |B[l][j]| is the product of |A| and |B|.
+      lab::DeviceBuffer<float> abs_a(na), abs_b(nb);
+      abs_kernel<<<blocks_for(na), 256>>>(dA.data(), abs_a.data(), na);
+      LAB_CHECK_LAUNCH();
+      abs_kernel<<<blocks_for(nb), 256>>>(dB.data(), abs_b.data(), nb);
+      LAB_CHECK_LAUNCH();
+      cublas.matmul(abs_a.data(), abs_b.data(), result.magnitude(), m, k, n);
+      LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+  };
+  std::vector<Expected> expected;  // one per data set
+  expected.reserve(2);
+  expected.emplace_back(nc, k, factor);
+  compute_expected(expected[0], A, B, seed);
   std::vector<float> c_host;
-  if (cpu_reference) {
-    std::vector<float> ref(nc), magnitude(nc);
-    matmul_cpu_with_magnitude(A.data(), B.data(), ref.data(), magnitude.data(), m, k, n);
-    LAB_CUDA_CHECK(cudaMemcpy(expected.reference(), ref.data(), nc * sizeof(float), cudaMemcpyHostToDevice));
-    LAB_CUDA_CHECK(cudaMemcpy(expected.magnitude(), magnitude.data(), nc * sizeof(float), cudaMemcpyHostToDevice));
-    c_host.resize(nc);
-  } else {
-    cublas.matmul(dA.data(), dB.data(), expected.reference(), m, k, n);
-    const std::string problem = spot_check(A, B, expected.reference(), m, k, n, lab::derive_seed(seed, "spot"));
-    if (!problem.empty()) h.note_error(problem);
-    // The magnitude sum_l |A[i][l]| |B[l][j]| is the product of |A| and |B|.
-    lab::DeviceBuffer<float> abs_a(na), abs_b(nb);
-    abs_kernel<<<blocks_for(na), 256>>>(dA.data(), abs_a.data(), na);
-    LAB_CHECK_LAUNCH();
-    abs_kernel<<<blocks_for(nb), 256>>>(dB.data(), abs_b.data(), nb);
-    LAB_CHECK_LAUNCH();
-    cublas.matmul(abs_a.data(), abs_b.data(), expected.magnitude(), m, k, n);
-    LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  if (cpu_reference) c_host.resize(nc);
+  if (graded) {
+    // Set 1: another A and B of the same distribution, loaded into the same buffers
+    // before a timed call, so that a result replayed from an earlier call fails the check.
+    const lab::Seed seed2 = lab::derive_seed(seed, "set 2");
+    const std::vector<float> A2 = lab::random_floats(na, -1.0f, 1.0f, seed2);
+    const std::vector<float> B2 = lab::random_floats(nb, -1.0f, 1.0f, lab::derive_seed(seed2, "B"));
+    dA.upload(A2);
+    dB.upload(B2);
+    expected.emplace_back(nc, k, factor);
+    compute_expected(expected[1], A2, B2, seed2);
+    inputs.add_set();
+    inputs.load(0);
   }
 
   using Fn = decltype(matmul);
@@ -200,8 +223,10 @@ void run_workload(lab::bench::Harness& h, const Cublas& cublas, int m, int k, in
   w.unit = "GFLOP/s";
   w.amount = 2.0 * m * n * static_cast<double>(k);  // one multiply and one add per product
   w.peak = h.device().peak_fp32_gflops;
+  w.datasets = inputs.sets();
+  w.select = [&](int set) { inputs.load(set); };
   w.prepare = [&] { dC.poison(); };
-  w.check = [&] { return expected.check(dC.data(), against); };
+  w.check = [&] { return expected[inputs.current()].check(dC.data(), against); };
   w.inputs_check = [&] { return inputs.check(); };
   if (cpu_reference) w.cpu = [&] { matmul_cpu(A.data(), B.data(), c_host.data(), m, k, n); };
   h.add_implementations<Fn>(w, "matmul", matmul,

@@ -7,7 +7,9 @@
 // Three workloads, each beside the CUB library call that does the same job:
 //  1. inclusive_scan (graded): GB/s = (4 bytes read + 4 bytes written) x n / time, beside
 //     cub::DeviceScan::InclusiveSum and a device-to-device copy of n floats (a scan has
-//     to move at least what a copy moves, so the copy bounds it);
+//     to move at least what a copy moves, so the copy bounds it). Each timed call gets
+//     one of two data sets, picked at random: a result replayed from an earlier call,
+//     instead of computed, fails the check half the time;
 //  2. exclusive_scan, beside cub::DeviceScan::ExclusiveSum;
 //  3. segmented_inclusive_scan, (4 + 4 bytes read, 4 written) x n, beside
 //     cub::DeviceScan::InclusiveSumByKey with segment numbers as keys (prepared once,
@@ -64,11 +66,23 @@ int main(int argc, char** argv) {
   exclusive_scan_cpu(in.data(), exclusive.data(), n);
   segmented_inclusive_scan_cpu(in.data(), flags.data(), segmented.data(), n);
   lab::DeviceBuffer<float> din(in), dout(n);
-  lab::DeviceBuffer<float> d_inclusive(inclusive), d_exclusive(exclusive), d_segmented(segmented);
+  lab::DeviceBuffer<float> d_inclusive[2] = {lab::DeviceBuffer<float>(inclusive), lab::DeviceBuffer<float>(n)};
+  lab::DeviceBuffer<float> d_exclusive(exclusive), d_segmented(segmented);
   lab::DeviceBuffer<int> dflags(flags), dkeys(keys);
   lab::bench::PristineInputs in_unchanged, flags_unchanged;
   in_unchanged.watch("`in`", din);
   flags_unchanged.watch("`head_flags`", dflags);
+  // A second data set of `in` (same size and distribution) for the graded inclusive_scan
+  // only, with its expected result in d_inclusive[1]; the other workloads keep set 0.
+  {
+    const std::vector<float> in2 = lab::integer_floats(n, -1, 1, lab::case_seed("bench_in_2"));
+    if (!exact_in_any_order(in2)) h.note_error("bench data: partial sums could round; the exact checks may fail");
+    inclusive_scan_cpu(in2.data(), out_host.data(), n);
+    d_inclusive[1].upload(out_host);
+    din.upload(in2);
+    in_unchanged.add_set();
+    in_unchanged.load(0);
+  }
 
   // CUB's scratch memory, sized by query calls and allocated once, outside the timing.
   std::size_t inclusive_bytes = 0, exclusive_bytes = 0, by_key_bytes = 0;
@@ -87,8 +101,13 @@ int main(int argc, char** argv) {
   inc.unit = "GB/s";
   inc.amount = 2.0 * bytes;  // read in, write out
   inc.peak = h.device().peak_dram_gbps;
+  inc.datasets = in_unchanged.sets();
+  inc.select = [&](int k) { in_unchanged.load(k); };
   inc.prepare = [&] { dout.poison(); };
-  inc.check = [&] { return lab::bench::check_equal_device(d_inclusive.data(), dout.data(), n); };
+  auto inc_check = [&] {
+    return lab::bench::check_equal_device(d_inclusive[in_unchanged.current()].data(), dout.data(), n);
+  };
+  inc.check = inc_check;
   inc.inputs_check = [&] { return in_unchanged.check(); };
   inc.cpu = [&] { inclusive_scan_cpu(in.data(), out_host.data(), n); };
   h.add_implementations<Fn>(inc, "inclusive_scan", inclusive_scan,
@@ -101,12 +120,13 @@ int main(int argc, char** argv) {
     std::size_t temp_bytes = inclusive_bytes;
     LAB_CUDA_CHECK(cub::DeviceScan::InclusiveSum(cub_temp.data(), temp_bytes, din.data(), dout.data(), n));
   };
-  cub_inclusive.check = [&] { return lab::bench::check_equal_device(d_inclusive.data(), dout.data(), n); };
+  cub_inclusive.check = inc_check;
   h.add_candidate(inc, cub_inclusive);
   h.add_candidate(inc, lab::bench::memcpy_roofline(dout.data(), din.data(), bytes,
                                                    "device-to-device copy of n floats: the practical DRAM bound"));
   h.run(inc);
   if (!h.times_everything()) return h.finish();  // --graded-only: the rest is in no grade
+  in_unchanged.load(0);  // the ungraded workloads below use set 0 only
 
   // 2. exclusive_scan.
   lab::bench::Workload exc;

@@ -5,7 +5,9 @@
 //   ./build/dev/bin/sort_bench --filter radix   only the candidates whose name contains "radix"
 //
 // Workloads (throughput in Gkeys/s = n / time; sorting has no simple hardware peak):
-//  1. sort_keys, n random 32-bit keys (graded), beside CUB's DeviceRadixSort::SortKeys;
+//  1. sort_keys, n random 32-bit keys (graded), beside CUB's DeviceRadixSort::SortKeys.
+//     Two data sets, one picked at random before each timed call: keys replayed from an
+//     earlier call, instead of sorted, fail the check half the time;
 //  2. sort_pairs, the same keys with values = original positions, beside CUB SortPairs;
 //  3. sort_keys on few distinct keys (5 values), where comparison sorts and radix sorts
 //     behave differently;
@@ -16,11 +18,13 @@
 // the CPU's sort. CUB sorts between two buffers (a DoubleBuffer): when its result ends
 // in the second buffer, the timed call copies it back, as the in-place interface must.
 // The CPU version (std::sort / std::stable_sort) runs once at the large sizes: it takes
-// seconds there. The grader's run (--graded-only) takes its expected keys from CUB.
+// seconds there. The grader's run (--graded-only) takes its expected keys from CUB, and
+// so does the graded workload's second data set in every run.
 #include <algorithm>
 #include <cstdio>
 #include <cub/cub.cuh>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -58,13 +62,29 @@ std::vector<unsigned> sorted_by_cub(const std::vector<unsigned>& keys) {
   return out.download();
 }
 
-// Times sort_keys on `input` (sorted: `expected`).
+// Times sort_keys on `input` (sorted: `expected`) and, when `input2` is given, on a
+// second data set `input2` (sorted: `expected2`) of the same size, one of the two picked
+// at random before each timed call.
 void time_sort_keys(lab::bench::Harness& h, const std::string& name, bool graded, const std::vector<unsigned>& input,
-                    const std::vector<unsigned>& expected, bool run_slow_variants) {
+                    const std::vector<unsigned>& expected, bool run_slow_variants,
+                    const std::vector<unsigned>* input2 = nullptr, const std::vector<unsigned>* expected2 = nullptr) {
   const int n = static_cast<int>(input.size());
-  lab::DeviceBuffer<unsigned> keys(input.size()), pristine(input), d_expected(expected);
-  lab::bench::PristineInputs saved;  // the restore source must stay what it was
+  lab::DeviceBuffer<unsigned> keys(input.size()), pristine(input);
+  std::vector<lab::DeviceBuffer<unsigned>> d_expected;  // one per data set
+  d_expected.emplace_back(expected);
+  // The restore source must stay what it was; `saved` also holds the data sets, and
+  // select(k) loads set k into the restore source.
+  lab::bench::PristineInputs saved;
   saved.watch("the saved copy of the unsorted keys", pristine);
+  if (input2 != nullptr) {
+    if (input2->size() != input.size() || expected2 == nullptr || expected2->size() != input.size()) {
+      throw std::invalid_argument("time_sort_keys: the second data set differs in size");
+    }
+    pristine.upload(*input2);
+    d_expected.emplace_back(*expected2);
+    saved.add_set();
+    saved.load(0);
+  }
   std::vector<unsigned> cpu_keys;
 
   lab::bench::Workload w;
@@ -73,8 +93,12 @@ void time_sort_keys(lab::bench::Harness& h, const std::string& name, bool graded
   w.graded = graded;
   w.unit = "Gkeys/s";
   w.amount = n;
-  w.prepare = [&] { restore(keys, pristine); };
-  w.check = [&] { return lab::bench::check_equal_device(d_expected.data(), keys.data(), input.size()); };
+  w.datasets = saved.sets();
+  w.select = [&](int k) { saved.load(k); };
+  w.prepare = [&] { restore(keys, pristine); };  // pristine holds the selected set
+  w.check = [&] {
+    return lab::bench::check_equal_device(d_expected[saved.current()].data(), keys.data(), input.size());
+  };
   w.inputs_check = [&] { return saved.check(); };
   w.cpu = [&] {
     cpu_keys = input;
@@ -163,6 +187,16 @@ void time_sort_pairs(lab::bench::Harness& h, const std::string& name, const std:
   h.run(w);
 }
 
+// Times the graded workload: `keys` (sorted: `expected`) and a second data set of the
+// same shape, which CUB sorts (milliseconds, where the CPU takes seconds).
+void time_graded_sort_keys(lab::bench::Harness& h, const std::string& name, const std::vector<unsigned>& keys,
+                           const std::vector<unsigned>& expected) {
+  const std::vector<unsigned> keys2 =
+      lab::random_uints(keys.size(), 0, lab::Distribution::Uniform, lab::case_seed("bench_keys_2"));
+  const std::vector<unsigned> sorted_keys2 = sorted_by_cub(keys2);
+  time_sort_keys(h, name, true, keys, expected, false, &keys2, &sorted_keys2);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -182,7 +216,7 @@ int main(int argc, char** argv) {
   if (!h.times_everything()) {
     // The grader times the graded workload only, which needs the sorted keys only: CUB
     // sorts them in milliseconds, where the CPU's stable sort of pairs takes seconds.
-    time_sort_keys(h, graded, true, keys, sorted_by_cub(keys), false);
+    time_graded_sort_keys(h, graded, keys, sorted_by_cub(keys));
     return h.finish();
   }
   std::vector<unsigned> positions(keys.size());
@@ -190,7 +224,7 @@ int main(int argc, char** argv) {
   std::vector<unsigned> sorted_keys = keys, sorted_positions = positions;
   sort_pairs_cpu(sorted_keys.data(), sorted_positions.data(), n);
 
-  time_sort_keys(h, graded, true, keys, sorted_keys, false);
+  time_graded_sort_keys(h, graded, keys, sorted_keys);
   time_sort_pairs(h, "sort_pairs" + size + " random 32-bit keys, values = positions", keys, positions, sorted_keys,
                   sorted_positions, false);
 

@@ -9,7 +9,9 @@
 //     once and written once), beside two copies of the same matrix, which bound what any
 //     transpose can reach: a coalesced 2D copy kernel with the same tiling as a fast
 //     transpose (written here), and cudaMemcpy device to device. The serial and per-row
-//     versions are left out at this size (they would take seconds per call).
+//     versions are left out at this size (they would take seconds per call). Two random
+//     matrices, one picked at random before each timed call: a result replayed from an
+//     earlier call, instead of computed, fails the check half the time.
 //  2. 1024 x 1024, the lecture's size, with every version and the lecture's non-coalesced
 //     copy: the lecture's comparison table on your GPU.
 //  3. 8191 x 4097, odd and not square: the edge tiles cost something too.
@@ -75,12 +77,24 @@ void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const
   const std::size_t bytes = sizeof(float) * count;
 
   // The input, the expected result, a pristine copy of the input to check it against.
+  // The graded workload has a second matrix, with its own expected result (see the top).
   const std::vector<float> in = lab::random_floats(count, -1000.0f, 1000.0f, lab::case_seed("bench_in", count));
   std::vector<float> expected(count), out_host(count);
   transpose_cpu(in.data(), expected.data(), rows, cols);
-  lab::DeviceBuffer<float> din(in), dout(count), d_expected(expected);
+  lab::DeviceBuffer<float> din(in), dout(count);
+  lab::DeviceBuffer<float> d_expected[2] = {lab::DeviceBuffer<float>(expected),
+                                            lab::DeviceBuffer<float>(graded ? count : 0)};  // set 1: graded only
   lab::bench::PristineInputs inputs;
   inputs.watch("the input", din);
+  if (graded) {
+    const std::vector<float> in2 = lab::random_floats(count, -1000.0f, 1000.0f, lab::case_seed("bench_in_2", count));
+    std::vector<float> expected2(count);
+    transpose_cpu(in2.data(), expected2.data(), rows, cols);
+    din.upload(in2);
+    d_expected[1].upload(expected2);
+    inputs.add_set();
+    inputs.load(0);
+  }
 
   using Fn = decltype(transpose);
   lab::bench::Workload w;
@@ -91,8 +105,10 @@ void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const
   w.amount = 2.0 * bytes;  // every float read once and written once
   w.peak = h.device().peak_dram_gbps;
   if (!all_variants) w.skip_variants = lab::bench::slow_variants(h, "transpose");
+  w.datasets = inputs.sets();  // 2 when graded, else 1
+  w.select = [&](int k) { inputs.load(k); };
   w.prepare = [&] { dout.poison(); };
-  w.check = [&] { return lab::bench::check_equal_device(d_expected.data(), dout.data(), count); };
+  w.check = [&] { return lab::bench::check_equal_device(d_expected[inputs.current()].data(), dout.data(), count); };
   w.inputs_check = [&] { return inputs.check(); };
   w.cpu = [&] { transpose_cpu(in.data(), out_host.data(), rows, cols); };
   if (count > (std::size_t{1} << 24)) w.cpu_max_runs = 1;  // large: one run of the CPU loop is enough

@@ -286,6 +286,7 @@ class Worker {
   const std::string& report() const { return m_report; }
   int starts() const { return m_starts; }
   double bound_ms = 0.0;  // the most a call may cost at the boundary beyond its stamps
+  double gap_ms = 0.0;    // what it costs as a rule (the calibration's median)
 
   void set_hot(bool on) {
     m_hot = on;
@@ -636,7 +637,8 @@ class JudgeRemote final : public Remote {
     wire::Reply reply;
     forward_to(reference ? m_reference : m_student, request, reply);
   }
-  void set_boundary(bool reference, double bound_ms) override {
+  void set_boundary(bool reference, double gap_ms, double bound_ms) override {
+    (reference ? m_reference : m_student).gap_ms = gap_ms;
     (reference ? m_reference : m_student).bound_ms = bound_ms;
   }
   void* allocate_host(std::size_t bytes) override { return host_arena().allocate(bytes); }
@@ -679,6 +681,7 @@ class JudgeRemote final : public Remote {
     if (m_timing) {
       ++m_sample.calls;
       m_sample.bound_ms += w.bound_ms;
+      m_sample.gap_ms += w.gap_ms;
     }
     const std::string message = bounded(reply.message, sizeof reply.message);
     switch (reply.status) {

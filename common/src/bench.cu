@@ -328,8 +328,9 @@ struct NvtxRange {
 
 bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& flush, Remote* remote, bool timed,
             unsigned round, double* event_ms, Rng* pick = nullptr, double* fenced_ms = nullptr,
-            double* stamped_ms = nullptr, bool* contradicted = nullptr) {
+            double* stamped_ms = nullptr, bool* contradicted = nullptr, double* judged_ms = nullptr) {
   if (contradicted != nullptr) *contradicted = false;
+  if (stamped_ms != nullptr) *stamped_ms = -1.0;
   try {
     if (w.datasets > 1 && w.select) w.select(pick != nullptr ? static_cast<int>(pick->below(w.datasets)) : 0);
     if (w.prepare) w.prepare();
@@ -382,6 +383,7 @@ bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& 
     if (forwarded.calls > 0) {
       const RemoteStamps stamps = remote->read_stamps();
       if (stamped_ms != nullptr) *stamped_ms = stamps.valid ? stamps.ms : -1.0;
+      if (judged_ms != nullptr) *judged_ms = ms - forwarded.gap_ms;  // the judge's clock, less the usual boundary
       // The boundary's cost, plus 2% of the call: a long call's wait for the GPU costs a
       // little more to notice (forged stamps can gain at most that much).
       const double bound = forwarded.bound_ms + 0.02 * std::max(0.0, stamps.ms);
@@ -497,10 +499,10 @@ void Harness::begin_timing() {
     try {
       const int samples = o.quick ? 20 : 200;
       m->student_boundary = calibrate(*m->remote, false, m->flush, samples);
-      m->remote->set_boundary(false, m->student_boundary.bound_ms);
+      m->remote->set_boundary(false, m->student_boundary.gap.median, m->student_boundary.bound_ms);
       if (m->reference.loaded()) {
         m->reference_boundary = calibrate(*m->remote, true, m->flush, samples);
-        m->remote->set_boundary(true, m->reference_boundary.bound_ms);
+        m->remote->set_boundary(true, m->reference_boundary.gap.median, m->reference_boundary.bound_ms);
       }
       std::printf("boundary per call beyond the worker's stamps: student %.4f ms (IQR %.4f, bound %.4f), "
                   "reference %.4f ms (IQR %.4f, bound %.4f)\n",
@@ -607,9 +609,9 @@ WorkloadResult Harness::measure(Workload& w) {
         continue;
       }
       if (!essential && r.ms.size() >= 3 && r.spent_s > rule.max_seconds / 2) continue;
-      double ms = 0;
+      double ms = 0, stamped = -1, judged = 0;
       bool contradicted = false;
-      if (!sample(r, w, m->flush, remote, true, round, &ms, &pick, nullptr, nullptr, &contradicted)) continue;
+      if (!sample(r, w, m->flush, remote, true, round, &ms, &pick, nullptr, &stamped, &contradicted, &judged)) continue;
       // Stamps the judge's clock contradicts: the call is made again, up to kRetakes
       // times, and the first agreeing call is the sample. An honest call meets a late
       // hand-over between the processes now and then (the H100 showed up to half of a
@@ -620,10 +622,11 @@ WorkloadResult Harness::measure(Workload& w) {
       for (int retake = 0; contradicted && retake < kRetakes; ++retake) {
         ++r.boundary_retaken;
         std::this_thread::sleep_for(std::chrono::milliseconds(2 << retake));
-        if (!sample(r, w, m->flush, remote, true, round, &ms, &pick, nullptr, nullptr, &contradicted)) break;
+        if (!sample(r, w, m->flush, remote, true, round, &ms, &pick, nullptr, &stamped, &contradicted, &judged)) break;
       }
       if (r.failed) continue;
       if (contradicted) ++r.boundary_suspect;
+      if (r.remote && stamped >= 0) r.boundary_excess.push_back(judged - stamped);
       r.ms.push_back(ms);
       r.spent_s += ms / 1e3;
       if (&r == student) ms_student = ms;
@@ -641,6 +644,9 @@ WorkloadResult Harness::measure(Workload& w) {
     }
   }
   if (remote != nullptr) remote->set_timing(false);
+  for (auto& r : results) {
+    if (!r.boundary_excess.empty()) r.boundary_excess_ms = summarize(r.boundary_excess).median;
+  }
   if (w.inputs_check) {
     try {
       out.inputs_problem = w.inputs_check();

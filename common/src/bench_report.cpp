@@ -144,6 +144,7 @@ std::string workload_json(const WorkloadResult& w) {
        << ", \"first_failure\": " << (r.first_failure.empty() ? "null" : json_string(r.first_failure))
        << ", \"host_suspect\": " << r.host_suspect << ", \"boundary_suspect\": " << r.boundary_suspect
        << ", \"boundary_retaken\": " << r.boundary_retaken
+       << ", \"boundary_excess_ms\": " << json_optional(r.boundary_excess_ms, !r.boundary_excess.empty())
        << ", \"remote\": " << (r.remote ? "true" : "false")
        << ", \"inputs_changed\": " << (is_student && !w.inputs_problem.empty() ? "true" : "false") << "}";
     first = false;

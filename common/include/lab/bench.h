@@ -150,6 +150,11 @@ struct CandidateResult {
   std::size_t checks = 0, check_failures = 0, host_suspect = 0;
   std::size_t boundary_suspect = 0;  ///< judge: samples whose stamps the judge's clock contradicts, every retake too
   std::size_t boundary_retaken = 0;  ///< judge: calls made again because the judge's clock contradicted their stamps
+  /// judge, per stamped sample: the judge's clock less the boundary's usual cost (the
+  /// calibration's median), less the stamps: how much longer the GPU was busy than the
+  /// stamps say. For the report (boundary_excess_ms, their median): a diagnostic, not a rule.
+  std::vector<double> boundary_excess{};
+  double boundary_excess_ms = 0;
   std::string first_failure{};    ///< first check or runtime failure
   bool failed = false;            ///< stopped after an exception
   bool remote = false;            ///< ran in a worker process (judge programs)

@@ -42,6 +42,7 @@ const std::vector<RemoteOptionSpec>& remote_option_table();
 struct RemoteSample {
   int calls = 0;          ///< calls forwarded during the sample
   double bound_ms = 0.0;  ///< the most their boundary may cost (calibrated), summed over the calls
+  double gap_ms = 0.0;    ///< what their boundary costs as a rule (the calibration's median), summed
 };
 
 /// The GPU clock's stamps the workers wrote around the calls of one sample.
@@ -77,9 +78,9 @@ class Remote {
   virtual void hold_gpu() = 0;
   /// Sends one empty request to the worker of `reference` or of the student: the boundary's own cost.
   virtual void noop(bool reference) = 0;
-  /// Records the most a call to one worker may cost at the boundary, beyond its stamped
-  /// time (calibrated with empty requests).
-  virtual void set_boundary(bool reference, double bound_ms) = 0;
+  /// Records what a call to one worker costs at the boundary beyond its stamped time, as a
+  /// rule (`gap_ms`) and at most (`bound_ms`), both calibrated with empty requests.
+  virtual void set_boundary(bool reference, double gap_ms, double bound_ms) = 0;
   /// Lines for the report: the sandbox in force in each worker, restarts.
   virtual std::string describe() const = 0;
   /// Host memory the workers can read and write (lab::HostBuffer's storage in a judge

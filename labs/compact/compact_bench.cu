@@ -85,8 +85,7 @@ void run_compact(lab::bench::Harness& h, int n, int percent, bool graded) {
   // sqrt(n)/2 at 50% kept, 4e-5 of the amount at n = 2^26).
   w.amount = 4.0 * n + 4.0 * expected_count;
   w.peak = h.device().peak_dram_gbps;
-  w.datasets = inputs.sets();
-  w.select = [&](int k) { inputs.load(k); };
+  inputs.use_in(w);
   w.prepare = [&] {
     dout.poison();
     got = -1;

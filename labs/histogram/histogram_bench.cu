@@ -110,8 +110,7 @@ int main(int argc, char** argv) {
     w.unit = "GB/s";
     w.amount = static_cast<double>(bytes);  // every value is read once
     w.peak = h.device().peak_dram_gbps;
-    w.datasets = inputs.sets();             // 2 for the graded workload, else 1
-    w.select = [&](int k) { inputs.load(k); };
+    inputs.use_in(w);  // 2 data sets for the graded workload, else 1
     w.prepare = [&] { d_bins.poison(); };   // 0xFFFFFFFF everywhere: the bins must be overwritten
     w.check = [&, num_bins] {
       return lab::bench::check_equal_device(d_expected[inputs.current()].data(), d_bins.data(), num_bins);

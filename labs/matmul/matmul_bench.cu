@@ -223,8 +223,7 @@ void run_workload(lab::bench::Harness& h, const Cublas& cublas, int m, int k, in
   w.unit = "GFLOP/s";
   w.amount = 2.0 * m * n * static_cast<double>(k);  // one multiply and one add per product
   w.peak = h.device().peak_fp32_gflops;
-  w.datasets = inputs.sets();
-  w.select = [&](int set) { inputs.load(set); };
+  inputs.use_in(w);
   w.prepare = [&] { dC.poison(); };
   w.check = [&] { return expected[inputs.current()].check(dC.data(), against); };
   w.inputs_check = [&] { return inputs.check(); };

@@ -71,8 +71,7 @@ int main(int argc, char** argv) {
   sum.unit = "GB/s";
   sum.amount = static_cast<double>(bytes);  // every float read once; the one written is negligible
   sum.peak = h.device().peak_dram_gbps;
-  sum.datasets = sum_inputs.sets();
-  sum.select = [&](int k) { sum_inputs.load(k); };
+  sum_inputs.use_in(sum);
   sum.prepare = [&] { d_sum.poison(); };  // NaN: a sum never written cannot pass
   sum.check = [&]() -> std::string {
     float got = 0;

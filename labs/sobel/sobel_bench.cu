@@ -60,10 +60,7 @@ int main(int argc, char** argv) {
     w.unit = "Gpixel/s";
     w.amount = static_cast<double>(n);
     w.peak = h.device().peak_dram_gbps / 2.0;  // 2 bytes of DRAM traffic per pixel
-    if (graded) {  // the second picture: the graded workload only
-      w.datasets = inputs.sets();
-      w.select = [&](int k) { inputs.load(k); };
-    }
+    if (graded) inputs.use_in(w);  // the second picture: the graded workload only
     w.prepare = [&, n] { LAB_CUDA_CHECK(cudaMemset(dout.data(), 0x77, n)); };  // neither 0 nor 255
     w.check = [&, n] { return lab::bench::check_equal_device(dexpected[inputs.current()].data(), dout.data(), n); };
     w.inputs_check = [&] { return inputs.check(); };
@@ -80,7 +77,6 @@ int main(int argc, char** argv) {
     copy.amount = static_cast<double>(n);  // pixels, so its Gpixel/s is the measured 2-byte/pixel bound
     h.add_candidate(w, copy);
     h.run(w);
-    inputs.load(0);  // the next workload reads set 0, whichever set the last call had
   };
   workload(side, true);
   if (side > 4 && h.times_everything()) workload(side - 1, false);  // --graded-only: in no grade

@@ -93,8 +93,7 @@ void time_sort_keys(lab::bench::Harness& h, const std::string& name, bool graded
   w.graded = graded;
   w.unit = "Gkeys/s";
   w.amount = n;
-  w.datasets = saved.sets();
-  w.select = [&](int k) { saved.load(k); };
+  saved.use_in(w);
   w.prepare = [&] { restore(keys, pristine); };  // pristine holds the selected set
   w.check = [&] {
     return lab::bench::check_equal_device(d_expected[saved.current()].data(), keys.data(), input.size());

@@ -105,8 +105,7 @@ void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const
   w.amount = 2.0 * bytes;  // every float read once and written once
   w.peak = h.device().peak_dram_gbps;
   if (!all_variants) w.skip_variants = lab::bench::slow_variants(h, "transpose");
-  w.datasets = inputs.sets();  // 2 when graded, else 1
-  w.select = [&](int k) { inputs.load(k); };
+  inputs.use_in(w);  // 2 data sets when graded, else 1
   w.prepare = [&] { dout.poison(); };
   w.check = [&] { return lab::bench::check_equal_device(d_expected[inputs.current()].data(), dout.data(), count); };
   w.inputs_check = [&] { return inputs.check(); };

@@ -67,8 +67,7 @@ int main(int argc, char** argv) {
   kernel.unit = "GB/s";
   kernel.amount = 3.0 * bytes;  // read a and b, write c
   kernel.peak = h.device().peak_dram_gbps;
-  kernel.datasets = inputs.sets();
-  kernel.select = [&](int k) { inputs.load(k); };
+  inputs.use_in(kernel);
   kernel.prepare = [&] { dc.poison(); };
   kernel.check = [&] { return lab::bench::check_equal_device(d_expected[inputs.current()].data(), dc.data(), n); };
   kernel.inputs_check = [&] { return inputs.check(); };

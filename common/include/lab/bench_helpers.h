@@ -32,8 +32,10 @@ namespace lab::bench {
 //
 //   inputs.watch("x", d_x);                  // set 0: the data uploaded first
 //   d_x.upload(other);  inputs.add_set();    // set 1
-//   w.datasets = inputs.sets();
-//   w.select = [&](int k) { inputs.load(k); };   // check against expected[inputs.current()]
+//   inputs.load(0);
+//   inputs.use_in(w);                        // check against expected[inputs.current()]
+//
+// After the workload's last call the harness loads set 0 again, for what comes next.
 class PristineInputs {
  public:
   /// Copies the `bytes` bytes at device address `data` as they are now; messages call them `name`.
@@ -51,6 +53,12 @@ class PristineInputs {
   int current() const { return m_current; }
   /// How many data sets there are.
   int sets() const { return m_sets; }
+  /// Makes `w` pick one of these data sets before every call (Workload::datasets and
+  /// select); this object must outlive the workload's run.
+  void use_in(Workload& w) {
+    w.datasets = m_sets;
+    w.select = [this](int k) { load(k); };
+  }
   /// "" when every watched input equals the current set, else "N bytes of NAME changed" for each that does not.
   std::string check() const;
 

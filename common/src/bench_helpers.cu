@@ -1,7 +1,9 @@
 // Provided by the kit. The helpers of lab/bench_helpers.h.
 #include "lab/bench_helpers.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "lab/cuda_check.h"
 #include "lab/variants.h"
@@ -39,6 +41,25 @@ void PristineInputs::load(int k) {
   m_current = k;
 }
 
+void PristineInputs::use_fresh_in(Workload& w, std::function<void(Seed)> generate) {
+  if (m_fresh < 0) {
+    const int before = m_current;
+    m_fresh = add_set();  // storage for the fresh data's copy
+    load(before);
+  }
+  w.datasets = m_sets;
+  w.select = [this](int k) { load(k); };
+  w.fresh = [this, generate = std::move(generate)](Seed seed) {
+    generate(seed);
+    for (Input& input : m_inputs) {
+      if (input.bytes > 0) {
+        LAB_CUDA_CHECK(cudaMemcpy(input.sets[m_fresh].data(), input.data, input.bytes, cudaMemcpyDeviceToDevice));
+      }
+    }
+    m_current = m_fresh;
+  };
+}
+
 std::string PristineInputs::check() const {
   std::string problems;
   for (const Input& input : m_inputs) {
@@ -48,6 +69,89 @@ std::string PristineInputs::check() const {
     problems += std::to_string(changed) + " bytes of " + input.name + " changed";
   }
   return problems;
+}
+
+namespace {
+// splitmix64's finaliser: a good 64-bit mix of the seed and the index.
+__device__ __host__ inline std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+__device__ inline std::uint64_t bits_at(Seed seed, std::size_t i) {
+  return mix64(seed + 0x9E3779B97F4A7C15ull * (static_cast<std::uint64_t>(i) + 1));
+}
+
+// Uniform in [0, bound) for bound <= 2^32: the high half of a 64 x 32-bit product (a bias
+// below 2^-32, invisible in timing data).
+__device__ inline std::uint64_t below_at(Seed seed, std::size_t i, std::uint64_t bound) {
+  return ((bits_at(seed, i) >> 32) * bound) >> 32;
+}
+
+__global__ void fill_uniform_kernel(float* out, std::size_t n, float lo, float hi, Seed seed) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float u = static_cast<float>(bits_at(seed, i) >> 40) * (1.0f / 16777216.0f);  // 24 bits: [0, 1)
+    const float v = lo + (hi - lo) * u;
+    out[i] = v < hi ? v : lo;  // rounding may reach hi
+  }
+}
+
+template <class T>
+__global__ void fill_integers_kernel(T* out, std::size_t n, long long lo, std::uint64_t count, Seed seed) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    out[i] = static_cast<T>(lo + static_cast<long long>(below_at(seed, i, count)));
+  }
+}
+
+__global__ void fill_full_uints_kernel(unsigned* out, std::size_t n, Seed seed) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    out[i] = static_cast<unsigned>(bits_at(seed, i) >> 32);
+  }
+}
+
+unsigned fill_blocks(std::size_t n) { return static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 8192)); }
+
+// How many integers [lo, hi] holds.
+std::uint64_t count_of(long long lo, long long hi, const char* what) {
+  if (hi < lo) throw std::invalid_argument(std::string(what) + ": empty range");
+  return static_cast<std::uint64_t>(hi - lo + 1);
+}
+}  // namespace
+
+void fill_uniform(float* out, std::size_t n, float lo, float hi, Seed seed) {
+  if (n == 0) return;
+  if (!(lo < hi)) throw std::invalid_argument("fill_uniform: empty range");
+  fill_uniform_kernel<<<fill_blocks(n), 256>>>(out, n, lo, hi, seed);
+  LAB_CHECK_LAUNCH();
+}
+
+void fill_integer_floats(float* out, std::size_t n, int lo, int hi, Seed seed) {
+  if (n == 0) return;
+  const std::uint64_t count = count_of(lo, hi, "fill_integer_floats");
+  fill_integers_kernel<float><<<fill_blocks(n), 256>>>(out, n, lo, count, seed);
+  LAB_CHECK_LAUNCH();
+}
+
+void fill_ints(int* out, std::size_t n, int lo, int hi, Seed seed) {
+  if (n == 0) return;
+  const std::uint64_t count = count_of(lo, hi, "fill_ints");
+  fill_integers_kernel<int><<<fill_blocks(n), 256>>>(out, n, lo, count, seed);
+  LAB_CHECK_LAUNCH();
+}
+
+void fill_uints(unsigned* out, std::size_t n, std::uint64_t range, Seed seed) {
+  if (n == 0) return;
+  if (range > (std::uint64_t{1} << 32)) throw std::invalid_argument("fill_uints: range above 2^32");
+  if (range == 0 || range == (std::uint64_t{1} << 32)) {
+    fill_full_uints_kernel<<<fill_blocks(n), 256>>>(out, n, seed);
+  } else {
+    fill_integers_kernel<unsigned><<<fill_blocks(n), 256>>>(out, n, 0, range, seed);
+  }
+  LAB_CHECK_LAUNCH();
 }
 
 Candidate memcpy_roofline(void* dst, const void* src, std::size_t bytes, std::string description) {

@@ -71,6 +71,16 @@ struct Workload {
   /// after every call.
   int datasets = 1;
   std::function<void(int)> select;     ///< untimed, before prepare: load data set k
+  /// Fresher still (the graded workloads): when set, the harness calls `fresh(seed)`
+  /// before every timed call instead of `select`, with a new seed each time. It writes new
+  /// inputs of the same size and distribution into the buffers and computes their
+  /// expected result with trusted code (CUB, cuBLAS, a kernel of the bench), so that no
+  /// result can be cached, not even one per data set recognised by a few of its values.
+  /// Warm-up calls use data set 0, and set 0 is loaded again after the workload.
+  /// PristineInputs::use_fresh_in() sets it.
+  std::function<void(Seed)> fresh;
+  /// True when the inputs change between calls (several data sets, or fresh ones).
+  bool varies() const { return (datasets > 1 && select) || fresh; }
   std::function<void()> prepare;       ///< untimed, before every call: poison outputs, restore in-place inputs
   std::function<std::string()> check;  ///< untimed, after every call: "" when the output is right
   std::function<std::string()> inputs_check;  ///< after all samples: "" when inputs are unchanged

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,6 +20,7 @@
 
 #include "lab/bench.h"
 #include "lab/buffer.h"
+#include "lab/data.h"
 
 namespace lab::bench {
 
@@ -36,6 +39,17 @@ namespace lab::bench {
 //   inputs.use_in(w);                        // check against expected[inputs.current()]
 //
 // After the workload's last call the harness loads set 0 again, for what comes next.
+//
+// A graded workload goes further: fresh data before every timed call (Workload::fresh),
+// written on the GPU by the lab's generator, with the expected result computed there by
+// trusted code. Two fixed sets can still be told apart by a few of their values, and
+// both results cached; fresh data cannot:
+//
+//   inputs.watch("x", d_x);                  // set 0, for the warm-up and the CPU
+//   inputs.use_fresh_in(w, [&](lab::Seed s) {
+//     lab::bench::fill_uniform(d_x.data(), n, -1.0f, 1.0f, s);    // new inputs…
+//     expected_fresh = …;                    // …and their result, by trusted code
+//   });                                      // check: expected[inputs.current()], fresh is set 1
 class PristineInputs {
  public:
   /// Copies the `bytes` bytes at device address `data` as they are now; messages call them `name`.
@@ -59,6 +73,13 @@ class PristineInputs {
     w.datasets = m_sets;
     w.select = [this](int k) { load(k); };
   }
+  /// Makes `w` draw fresh data before every timed call: `generate(seed)` writes new
+  /// inputs into the watched buffers (same size and distribution) and their expected
+  /// result where the workload's check looks for data set fresh_set(); this object then
+  /// copies the inputs for check(). Warm-up calls get set 0. Watch every input first.
+  void use_fresh_in(Workload& w, std::function<void(Seed)> generate);
+  /// The number the fresh data has as a data set (current() after each fresh draw): 1.
+  int fresh_set() const { return m_fresh; }
   /// "" when every watched input equals the current set, else "N bytes of NAME changed" for each that does not.
   std::string check() const;
 
@@ -70,8 +91,20 @@ class PristineInputs {
     std::vector<DeviceBuffer<unsigned char>> sets;
   };
   std::vector<Input> m_inputs;
-  int m_sets = 1, m_current = 0;
+  int m_sets = 1, m_current = 0, m_fresh = -1;
 };
+
+/// Fresh data on the GPU (for PristineInputs::use_fresh_in), from a counter-based hash of
+/// `seed` and each index: the same seed gives the same data. Uniform like the CPU
+/// generators of lab/data.h, not the same values. All run on the default stream.
+/// n floats uniform in [lo, hi).
+void fill_uniform(float* out, std::size_t n, float lo, float hi, Seed seed);
+/// n floats holding integers uniform in [lo, hi] (as lab::integer_floats).
+void fill_integer_floats(float* out, std::size_t n, int lo, int hi, Seed seed);
+/// n ints uniform in [lo, hi].
+void fill_ints(int* out, std::size_t n, int lo, int hi, Seed seed);
+/// n unsigned values uniform in [0, range) (range 0: the full 32-bit range).
+void fill_uints(unsigned* out, std::size_t n, std::uint64_t range, Seed seed);
 
 /// The "cudaMemcpy D2D" roofline: a device-to-device copy of `bytes` from `src` to `dst`.
 // What any kernel that reads and writes that much can reach at best, measured on this GPU

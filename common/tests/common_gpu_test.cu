@@ -1,9 +1,15 @@
 // Provided by the kit. GPU tests of common/: buffers, the workspace, the event timer,
-// the device comparison used by the bench, device facts and the variant registry.
+// the device comparison and the fresh data used by the bench, device facts and the
+// variant registry.
 //   ./bin/common_test --gtest_filter='*Gpu*'
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
 #include "lab/bench.h"
+#include "lab/bench_helpers.h"
 #include "lab/event_timer.h"
 #include "lab/testing.h"
 #include "lab/variants.h"
@@ -69,6 +75,80 @@ TEST_F(CommonGpu, CountDifferences) {
   EXPECT_EQ(lab::bench::count_differences(da.data(), db.data(), a.size()), 3u);
   EXPECT_EQ(lab::bench::count_differences(da.data() + 1, db.data() + 1, a.size() - 1), 2u);
   EXPECT_EQ(lab::bench::count_differences(da.data(), da.data(), a.size()), 0u);
+}
+
+// The bench's fresh data: reproducible per seed, new for another seed, inside its range
+// at both ends, and uniform enough that its mean sits in the middle.
+TEST_F(CommonGpu, FillHelpersAreSeededAndInRange) {
+  constexpr std::size_t n = 1 << 20;
+  lab::DeviceBuffer<float> f(n), g(n);
+  lab::bench::fill_uniform(f.data(), n, -2.0f, 6.0f, 11);
+  lab::bench::fill_uniform(g.data(), n, -2.0f, 6.0f, 11);
+  EXPECT_EQ(lab::bench::count_differences(f.data(), g.data(), n * sizeof(float)), 0u) << "same seed, other data";
+  lab::bench::fill_uniform(g.data(), n, -2.0f, 6.0f, 12);
+  EXPECT_GT(lab::bench::count_differences(f.data(), g.data(), n * sizeof(float)), n / 2) << "another seed, same data";
+  const std::vector<float> uniform = f.download();
+  double sum = 0;
+  for (float v : uniform) sum += v;
+  EXPECT_GE(*std::min_element(uniform.begin(), uniform.end()), -2.0f);
+  EXPECT_LT(*std::max_element(uniform.begin(), uniform.end()), 6.0f);
+  EXPECT_NEAR(sum / n, 2.0, 0.02);
+
+  lab::bench::fill_integer_floats(f.data(), n, -3, 3, 5);
+  const std::vector<float> integers = f.download();
+  EXPECT_TRUE(std::all_of(integers.begin(), integers.end(), [](float v) { return v == std::floor(v); }));
+  EXPECT_EQ(*std::min_element(integers.begin(), integers.end()), -3.0f);
+  EXPECT_EQ(*std::max_element(integers.begin(), integers.end()), 3.0f);
+
+  lab::DeviceBuffer<int> ints(n);
+  lab::bench::fill_ints(ints.data(), n, INT_MIN, INT_MAX, 5);
+  const std::vector<int> wide = ints.download();
+  EXPECT_LT(*std::min_element(wide.begin(), wide.end()), -(1 << 30));
+  EXPECT_GT(*std::max_element(wide.begin(), wide.end()), 1 << 30);
+
+  lab::DeviceBuffer<unsigned> bins(n);
+  lab::bench::fill_uints(bins.data(), n, 256, 5);
+  const std::vector<unsigned> small = bins.download();
+  EXPECT_EQ(*std::max_element(small.begin(), small.end()), 255u);
+  EXPECT_EQ(*std::min_element(small.begin(), small.end()), 0u);
+  lab::bench::fill_uints(bins.data(), n, 0, 5);
+  const std::vector<unsigned> full = bins.download();
+  EXPECT_GT(*std::max_element(full.begin(), full.end()), 0xF0000000u);
+  EXPECT_THROW(lab::bench::fill_ints(ints.data(), n, 3, 2, 5), std::invalid_argument);
+}
+
+// Fresh data through PristineInputs: each draw is new, the inputs check follows it, and
+// selecting set 0 afterwards puts the original inputs back.
+TEST_F(CommonGpu, FreshInputsAreWatchedAndSetZeroComesBack) {
+  constexpr std::size_t n = 4096;
+  const std::vector<float> original = lab::random_floats(n, 0.0f, 1.0f, lab::case_seed("fresh"));
+  lab::DeviceBuffer<float> x(original);
+  lab::bench::PristineInputs inputs;
+  inputs.watch("x", x);
+  lab::bench::Workload w;
+  int draws = 0;
+  inputs.use_fresh_in(w, [&](lab::Seed seed) {
+    lab::bench::fill_uniform(x.data(), n, 10.0f, 20.0f, seed);
+    ++draws;
+  });
+  ASSERT_TRUE(w.fresh);
+  EXPECT_TRUE(w.varies());
+  EXPECT_EQ(inputs.current(), 0);
+  w.fresh(1);
+  EXPECT_EQ(draws, 1);
+  EXPECT_EQ(inputs.current(), inputs.fresh_set());
+  const std::vector<float> first = x.download();
+  EXPECT_GE(*std::min_element(first.begin(), first.end()), 10.0f);
+  EXPECT_EQ(inputs.check(), "");
+  w.fresh(2);
+  EXPECT_NE(x.download(), first);
+  EXPECT_EQ(inputs.check(), "") << "the copy for the inputs check follows each draw";
+  LAB_CUDA_CHECK(cudaMemset(x.data(), 0, 8));
+  EXPECT_NE(inputs.check(), "") << "a changed input goes unnoticed";
+  w.select(0);
+  EXPECT_EQ(inputs.current(), 0);
+  EXPECT_EQ(x.download(), original);
+  EXPECT_EQ(inputs.check(), "");
 }
 
 // The device facts read back plausible peaks.

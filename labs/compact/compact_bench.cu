@@ -6,15 +6,19 @@
 // Workloads:
 //  1. compact, 50% kept (graded): GB/s = (4n bytes read + 4·count bytes written) / time,
 //     beside CUB's DeviceSelect::If with the same predicate (the library) and a
-//     device-to-device copy of the input (what moving 8n bytes costs at best). Each timed
-//     call gets one of two data sets, picked at random: a result replayed from an earlier
-//     call, instead of computed, fails the check half the time;
+//     device-to-device copy of the input (what moving 8n bytes costs at best). Every
+//     timed call gets fresh data, written on the GPU, whose expected output and count the
+//     bench computes there with CUB: a result replayed from an earlier call, or cached
+//     per data set recognised by a few of its values, instead of computed, fails the
+//     check. The warm-up and the CPU use data set 0, made on the CPU;
 //  2. compact with 1% and 99% kept (not graded): how the time follows the output size;
 //  3. expand with counts 0..5 (clipped triangles) and with a few huge counts (not
 //     graded), both writing about 2.5 ints per input element: same work, different
 //     balance. GB/s = (4n in + 4n counts + 4·total written) / time.
 // Every timed call returns its count on the host, and the check compares it and the
-// output prefix with the CPU version's. The CPU versions are timed with sdkTimer.
+// output prefix with the expected ones: the CPU version's for data set 0 (every call of
+// the ungraded workloads), CUB's for the fresh data. The CPU versions are timed with
+// sdkTimer.
 #include <cub/cub.cuh>
 
 #include <algorithm>
@@ -35,16 +39,33 @@ struct KeepPredicate {
   __host__ __device__ bool operator()(int x) const { return compact_keep(x); }
 };
 
+// The value compact_input makes from 64 random bits: `percent` in 100 positive, in
+// [1, 2^30]; the others in [-(2^30 - 1), 0].
+__host__ __device__ inline int compact_value(std::uint64_t r, int percent) {
+  const int magnitude = static_cast<int>((r >> 32) & 0x3FFFFFFFu);  // 0 .. 2^30 - 1
+  return static_cast<int>(r % 100) < percent ? magnitude + 1 : -magnitude;
+}
+
 // n ints, `percent` of them (at random) positive; the others 0 or negative.
 std::vector<int> compact_input(int n, int percent, lab::Seed seed) {
   lab::Rng rng(seed);
   std::vector<int> v(static_cast<std::size_t>(n));
-  for (int& x : v) {
-    const std::uint64_t r = rng.next();
-    const int magnitude = static_cast<int>((r >> 32) & 0x3FFFFFFFu);  // 0 .. 2^30 - 1
-    x = static_cast<int>(r % 100) < percent ? magnitude + 1 : -magnitude;
-  }
+  for (int& x : v) x = compact_value(rng.next(), percent);
   return v;
+}
+
+// compact_input's distribution on the GPU, for fresh data: the 64 random bits of element
+// i are splitmix64's finaliser of the seed and i (a counter-based generator, as the kit's
+// fill helpers use), so the values are new for every seed and cost one write.
+__global__ void fresh_compact_input_kernel(int* out, int n, int percent, lab::Seed seed) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < static_cast<std::size_t>(n);
+       i += stride) {
+    std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (static_cast<std::uint64_t>(i) + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    out[i] = compact_value(z ^ (z >> 31), percent);
+  }
 }
 
 std::string count_problem(int got, int expected, const char* what) {
@@ -52,7 +73,9 @@ std::string count_problem(int got, int expected, const char* what) {
 }
 
 void run_compact(lab::bench::Harness& h, int n, int percent, bool graded) {
-  // Inputs, the expected result, and a pristine copy to check the input against.
+  // Data set 0 (the warm-up, the CPU, and every call of the ungraded workloads), its
+  // expected result, and a pristine copy to check the input against. [1]: the expected
+  // output and count of the graded workload's fresh data.
   const lab::Seed seed = lab::case_seed("bench compact", static_cast<std::uint64_t>(percent));
   const std::vector<int> in = compact_input(n, percent, seed);
   std::vector<int> expected(in.size()), out_host(in.size());
@@ -60,20 +83,20 @@ void run_compact(lab::bench::Harness& h, int n, int percent, bool graded) {
   const int expected_count = expected_counts[0];
   const std::size_t bytes = sizeof(int) * in.size();
   lab::DeviceBuffer<int> din(in), dout(in.size());
-  lab::DeviceBuffer<int> d_expected[2] = {lab::DeviceBuffer<int>(expected), lab::DeviceBuffer<int>()};
+  lab::DeviceBuffer<int> d_expected[2] = {lab::DeviceBuffer<int>(expected),
+                                          lab::DeviceBuffer<int>(graded ? in.size() : 0)};
   lab::bench::PristineInputs inputs;
   inputs.watch("the input", din);
-  if (graded) {
-    // A second data set (same size and distribution) for the graded workload only, with
-    // its own expected result and count; the ungraded ones keep one set.
-    const std::vector<int> in2 = compact_input(n, percent, lab::derive_seed(seed, "set 2"));
-    expected_counts[1] = compact_cpu(in2.data(), out_host.data(), n);
-    d_expected[1] = lab::DeviceBuffer<int>(out_host);
-    din.upload(in2);
-    inputs.add_set();
-    inputs.load(0);
-  }
   int got = -1;  // the count the timed call returned
+
+  // CUB: scratch memory and the device counts are allocated once, outside the timed call
+  // and the generator. d_selected is the library candidate's count, d_expected_count the
+  // fresh data's.
+  lab::DeviceBuffer<int> d_selected(1), d_expected_count(1);
+  std::size_t temp_bytes = 0;
+  LAB_CUDA_CHECK(cub::DeviceSelect::If(nullptr, temp_bytes, din.data(), dout.data(), d_selected.data(), n,
+                                       KeepPredicate{}));
+  lab::DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
 
   using Fn = decltype(compact);
   lab::bench::Workload w;
@@ -81,11 +104,29 @@ void run_compact(lab::bench::Harness& h, int n, int percent, bool graded) {
   w.function = "compact";
   w.graded = graded;
   w.unit = "GB/s";
-  // Read the input once, write the kept elements: set 0's count (set 1's differs by about
-  // sqrt(n)/2 at 50% kept, 4e-5 of the amount at n = 2^26).
+  // Read the input once, write the kept elements: set 0's count (the fresh data's differs
+  // by about sqrt(n)/2 at 50% kept, 4e-5 of the amount at n = 2^26).
   w.amount = 4.0 * n + 4.0 * expected_count;
   w.peak = h.device().peak_dram_gbps;
-  inputs.use_in(w);
+  if (graded) {
+    // Fresh data before every timed call (see the comment at the top), of set 0's size
+    // and distribution, and its expected output and count from CUB's DeviceSelect::If with
+    // compact's own predicate: stable, so exactly what a correct compact writes. Per call:
+    // one write of the input, CUB's select (one read of it, the kept half written) and a
+    // 4-byte copy of the count to the host, about one library call, less than a reference one.
+    inputs.use_fresh_in(w, [&](lab::Seed fresh_seed) {
+      const unsigned blocks = static_cast<unsigned>(std::min<long long>((n + 255LL) / 256, 8192));
+      fresh_compact_input_kernel<<<blocks, 256>>>(din.data(), n, percent, fresh_seed);
+      LAB_CHECK_LAUNCH();
+      const int k = inputs.fresh_set();
+      std::size_t size = temp_bytes;
+      LAB_CUDA_CHECK(cub::DeviceSelect::If(temp.data(), size, din.data(), d_expected[k].data(),
+                                           d_expected_count.data(), n, KeepPredicate{}));
+      LAB_CUDA_CHECK(cudaMemcpy(&expected_counts[k], d_expected_count.data(), sizeof(int), cudaMemcpyDeviceToHost));
+    });
+  } else {
+    inputs.use_in(w);  // set 0 only
+  }
   w.prepare = [&] {
     dout.poison();
     got = -1;
@@ -102,12 +143,6 @@ void run_compact(lab::bench::Harness& h, int n, int percent, bool graded) {
   h.add_implementations<Fn>(w, "compact", compact,
                             [&](Fn* fn) { return [&, fn] { got = fn(din.data(), dout.data(), n); }; });
 
-  // CUB: scratch memory and the device count are allocated once, outside the timed call.
-  lab::DeviceBuffer<int> d_selected(1);
-  std::size_t temp_bytes = 0;
-  LAB_CUDA_CHECK(cub::DeviceSelect::If(nullptr, temp_bytes, din.data(), dout.data(), d_selected.data(), n,
-                                       KeepPredicate{}));
-  lab::DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
   lab::bench::Candidate cub_select;
   cub_select.name = "CUB DeviceSelect::If";
   cub_select.role = lab::bench::Role::Library;

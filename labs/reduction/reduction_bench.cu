@@ -8,20 +8,25 @@
 // once, before timing) and the CPU version (timed with the sdkTimer API):
 //  1. reduce_sum of n floats (graded). A reduction reads every element once and writes
 //     one, so GB/s = 4 bytes x n / time, and DRAM bandwidth bounds it: compare with the
-//     % peak column. Each timed call gets one of two data sets, picked at random.
-//  2. reduce_max of n ints (not graded), the same memory traffic with another operation.
+//     % peak column. Every timed call gets fresh data, written on the GPU, whose exact
+//     sum the bench computes there (CUB, in 64-bit integers): a sum replayed from an
+//     earlier call, or cached per data set recognised by a few of its values, instead of
+//     computed, fails the check. The warm-up and the CPU use data set 0 (made on the CPU);
+//  2. reduce_max of n ints (not graded, data set 0 only), the same memory traffic with
+//     another operation.
 //
-// Every timed output is copied back and checked. The sum data are integer-valued floats
-// in {-1, 0, 1}, so the exact sum is known and every order of additions the kernel could
-// use gives it exactly: an intermediate result of an order fixed before the values are
-// seen is the sum of some fixed set of m <= n elements, independent, in [-1, 1], with
-// mean 0; by Hoeffding's inequality it reaches 2^24 in magnitude with probability at most
-// 2·exp(-2^48 / (2m)), which is 2·exp(-2^21) at n = 2^26 and 2·exp(-2^16) at n = 2^31,
-// even summed over all the fewer than 2n intermediates: never, in practice. Below 2^24
-// every intermediate is an integer a float holds exactly, so the sum is exact. (The
-// bound reduce_sum_error_bound, which holds for every order and all data, says nothing
-// useful at this size: it exceeds Σ|x|.)
+// Every timed output is copied back and checked. The sum data (set 0 and the fresh data
+// alike) are integer-valued floats in {-1, 0, 1}, so the exact sum is known and every
+// order of additions the kernel could use gives it exactly: an intermediate result of an
+// order fixed before the values are seen is the sum of some fixed set of m <= n
+// elements, independent, in [-1, 1], with mean 0; by Hoeffding's inequality it reaches
+// 2^24 in magnitude with probability at most 2·exp(-2^48 / (2m)), which is 2·exp(-2^21)
+// at n = 2^26 and 2·exp(-2^16) at n = 2^31, even summed over all the fewer than 2n
+// intermediates: never, in practice. Below 2^24 every intermediate is an integer a float
+// holds exactly, so the sum is exact. (The bound reduce_sum_error_bound, which holds for
+// every order and all data, says nothing useful at this size: it exceeds Σ|x|.)
 #include <cub/cub.cuh>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -41,6 +46,12 @@ std::string show(double v) {
   return text;
 }
 
+// An integer-valued float as the integer it holds: the fresh data's expected sum is added
+// up in 64-bit integers, exact whatever the order (CUB's), never a float rounding.
+struct AsInteger {
+  __host__ __device__ long long operator()(float x) const { return static_cast<long long>(x); }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -49,19 +60,23 @@ int main(int argc, char** argv) {
   const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(n);
 
   // ---- 1. reduce_sum (graded) ----------------------------------------------------------
-  // Two data sets, one picked at random before each timed call: a result replayed from
-  // an earlier call, instead of computed, fails the check half the time.
+  // Data set 0 (the warm-up and the CPU) and its exact sum; every timed call gets fresh
+  // data instead (see the comment at the top), whose exact sum the generator below writes
+  // into expected_sums[1]: a sum replayed or cached, instead of computed, fails the check.
   const std::vector<float> x = lab::integer_floats(n, -1, 1, lab::case_seed("bench_sum"));
-  const std::vector<float> x2 = lab::integer_floats(n, -1, 1, lab::case_seed("bench_sum_2"));
-  const float expected_sums[2] = {static_cast<float>(reduce_sum_double_cpu(x.data(), n)),  // exact, see above
-                                  static_cast<float>(reduce_sum_double_cpu(x2.data(), n))};
+  float expected_sums[2] = {static_cast<float>(reduce_sum_double_cpu(x.data(), n)), 0.0f};  // exact, see above
   lab::DeviceBuffer<float> d_x(x), d_sum(1);
   lab::bench::PristineInputs sum_inputs;
   sum_inputs.watch("the input", d_x);
-  d_x.upload(x2);
-  sum_inputs.add_set();
-  sum_inputs.load(0);
   volatile float cpu_sum = 0;  // keeps the CPU loop from being optimised away
+
+  // The fresh data's exact sum: CUB adds the values as 64-bit integers on the GPU into
+  // d_exact_sum (scratch sized once, here, outside the generator).
+  const auto x_as_integers = thrust::make_transform_iterator(d_x.data(), AsInteger{});
+  lab::DeviceBuffer<long long> d_exact_sum(1);
+  std::size_t exact_temp_bytes = 0;
+  LAB_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, exact_temp_bytes, x_as_integers, d_exact_sum.data(), n));
+  lab::DeviceBuffer<unsigned char> exact_temp(std::max<std::size_t>(exact_temp_bytes, 1));
 
   using SumFn = decltype(reduce_sum);
   lab::bench::Workload sum;
@@ -71,7 +86,18 @@ int main(int argc, char** argv) {
   sum.unit = "GB/s";
   sum.amount = static_cast<double>(bytes);  // every float read once; the one written is negligible
   sum.peak = h.device().peak_dram_gbps;
-  sum_inputs.use_in(sum);
+  // Fresh data before every timed call: n integer-valued floats uniform in {-1, 0, 1}, as
+  // set 0, and their sum, exact in 64-bit integers; the float of it is exact too (below
+  // 2^24 in magnitude, see the top). Per call: one write of the input, one read (CUB's
+  // sum, as much as a reference call) and an 8-byte copy to the host.
+  sum_inputs.use_fresh_in(sum, [&](lab::Seed seed) {
+    lab::bench::fill_integer_floats(d_x.data(), static_cast<std::size_t>(n), -1, 1, seed);
+    std::size_t temp_bytes = exact_temp_bytes;
+    LAB_CUDA_CHECK(cub::DeviceReduce::Sum(exact_temp.data(), temp_bytes, x_as_integers, d_exact_sum.data(), n));
+    long long exact_sum = 0;
+    LAB_CUDA_CHECK(cudaMemcpy(&exact_sum, d_exact_sum.data(), sizeof exact_sum, cudaMemcpyDeviceToHost));
+    expected_sums[sum_inputs.fresh_set()] = static_cast<float>(exact_sum);
+  });
   sum.prepare = [&] { d_sum.poison(); };  // NaN: a sum never written cannot pass
   sum.check = [&]() -> std::string {
     float got = 0;

@@ -6,25 +6,26 @@
 //
 // Workloads (throughput in Gkeys/s = n / time; sorting has no simple hardware peak):
 //  1. sort_keys, n random 32-bit keys (graded), beside CUB's DeviceRadixSort::SortKeys.
-//     Two data sets, one picked at random before each timed call: keys replayed from an
-//     earlier call, instead of sorted, fail the check half the time;
+//     Every timed call gets fresh keys, written on the GPU, whose expected sorted keys the
+//     bench computes there with CUB: keys replayed from an earlier call, or cached per
+//     data set, instead of sorted, fail the check;
 //  2. sort_pairs, the same keys with values = original positions, beside CUB SortPairs;
 //  3. sort_keys on few distinct keys (5 values), where comparison sorts and radix sorts
 //     behave differently;
 //  4. sort_keys and sort_pairs at n = 2^14, where every variant runs, the slow ones
 //     (odd-even transposition: one kernel launch per phase) included.
 // The sorts work in place, so before every timed call the unsorted keys are restored
-// from a pristine device copy, and after it the result is compared on the device with
-// the CPU's sort. CUB sorts between two buffers (a DoubleBuffer): when its result ends
-// in the second buffer, the timed call copies it back, as the in-place interface must.
-// The CPU version (std::sort / std::stable_sort) runs once at the large sizes: it takes
-// seconds there. The grader's run (--graded-only) takes its expected keys from CUB, and
-// so does the graded workload's second data set in every run.
+// from a pristine device copy (the fresh keys, in the graded workload), and after it the
+// result is compared on the device with the expected sort. CUB sorts between two buffers
+// (a DoubleBuffer): when its result ends in the second buffer, the timed call copies it
+// back, as the in-place interface must. The CPU version (std::sort / std::stable_sort)
+// runs once at the large sizes: it takes seconds there. The grader's run (--graded-only)
+// takes the expected keys of data set 0 from CUB too, as every run does for fresh keys.
 #include <algorithm>
 #include <cstdio>
 #include <cub/cub.cuh>
+#include <functional>
 #include <numeric>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ namespace {
 
 using KeysFn = decltype(sort_keys);
 using PairsFn = decltype(sort_pairs);
+// Writes n fresh unsorted keys into a device array, from a seed (the graded workload).
+using FreshKeys = std::function<void(unsigned* keys, int n, lab::Seed seed)>;
 
 // Restores dst from src on the device: the in-place sorts consume their input.
 void restore(lab::DeviceBuffer<unsigned>& dst, const lab::DeviceBuffer<unsigned>& src) {
@@ -62,29 +65,21 @@ std::vector<unsigned> sorted_by_cub(const std::vector<unsigned>& keys) {
   return out.download();
 }
 
-// Times sort_keys on `input` (sorted: `expected`) and, when `input2` is given, on a
-// second data set `input2` (sorted: `expected2`) of the same size, one of the two picked
-// at random before each timed call.
+// Times sort_keys on `input` (sorted: `expected`) and, when `fresh_keys` is given, on
+// fresh keys of the same size before every timed call instead (the warm-up and the CPU
+// keep `input`): fresh_keys(pristine, n, seed) writes them, and CUB sorts them into the
+// expected keys on the GPU.
 void time_sort_keys(lab::bench::Harness& h, const std::string& name, bool graded, const std::vector<unsigned>& input,
-                    const std::vector<unsigned>& expected, bool run_slow_variants,
-                    const std::vector<unsigned>* input2 = nullptr, const std::vector<unsigned>* expected2 = nullptr) {
+                    const std::vector<unsigned>& expected, bool run_slow_variants, const FreshKeys& fresh_keys = {}) {
   const int n = static_cast<int>(input.size());
   lab::DeviceBuffer<unsigned> keys(input.size()), pristine(input);
-  std::vector<lab::DeviceBuffer<unsigned>> d_expected;  // one per data set
-  d_expected.emplace_back(expected);
-  // The restore source must stay what it was; `saved` also holds the data sets, and
-  // select(k) loads set k into the restore source.
+  // The expected keys: [0] for `input`, [1] for the fresh keys.
+  lab::DeviceBuffer<unsigned> d_expected[2] = {lab::DeviceBuffer<unsigned>(expected),
+                                               lab::DeviceBuffer<unsigned>(fresh_keys ? input.size() : 0)};
+  // The restore source must stay what it was; `saved` also holds the data sets: select(0)
+  // loads `input` back into the restore source, and fresh keys are written into it.
   lab::bench::PristineInputs saved;
   saved.watch("the saved copy of the unsorted keys", pristine);
-  if (input2 != nullptr) {
-    if (input2->size() != input.size() || expected2 == nullptr || expected2->size() != input.size()) {
-      throw std::invalid_argument("time_sort_keys: the second data set differs in size");
-    }
-    pristine.upload(*input2);
-    d_expected.emplace_back(*expected2);
-    saved.add_set();
-    saved.load(0);
-  }
   std::vector<unsigned> cpu_keys;
 
   lab::bench::Workload w;
@@ -93,8 +88,27 @@ void time_sort_keys(lab::bench::Harness& h, const std::string& name, bool graded
   w.graded = graded;
   w.unit = "Gkeys/s";
   w.amount = n;
-  saved.use_in(w);
-  w.prepare = [&] { restore(keys, pristine); };  // pristine holds the selected set
+  // CUB's scratch memory for the fresh keys' expected sort, sized once, outside the generator.
+  std::size_t expected_temp_bytes = 0;
+  if (fresh_keys) {
+    LAB_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, expected_temp_bytes, pristine.data(),
+                                                  d_expected[1].data(), n));
+  }
+  lab::DeviceBuffer<unsigned char> expected_temp(fresh_keys ? std::max<std::size_t>(expected_temp_bytes, 1) : 0);
+  if (fresh_keys) {
+    // Fresh keys before every timed call (see the comment at the top), into the restore
+    // source, and their sort by CUB from there into the expected keys (the input stays
+    // unsorted): about one reference call.
+    saved.use_fresh_in(w, [&](lab::Seed seed) {
+      fresh_keys(pristine.data(), n, seed);
+      std::size_t bytes = expected_temp_bytes;
+      LAB_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(expected_temp.data(), bytes, pristine.data(),
+                                                    d_expected[saved.fresh_set()].data(), n));
+    });
+  } else {
+    saved.use_in(w);  // set 0 only
+  }
+  w.prepare = [&] { restore(keys, pristine); };  // pristine holds the selected set, or the fresh keys
   w.check = [&] {
     return lab::bench::check_equal_device(d_expected[saved.current()].data(), keys.data(), input.size());
   };
@@ -186,14 +200,14 @@ void time_sort_pairs(lab::bench::Harness& h, const std::string& name, const std:
   h.run(w);
 }
 
-// Times the graded workload: `keys` (sorted: `expected`) and a second data set of the
-// same shape, which CUB sorts (milliseconds, where the CPU takes seconds).
+// Times the graded workload: `keys` (sorted: `expected`) for the warm-up and the CPU, and
+// fresh keys of the same shape (uniform over all 32 bits, as `keys`) in every timed call,
+// which CUB sorts on the GPU (milliseconds, where the CPU takes seconds).
 void time_graded_sort_keys(lab::bench::Harness& h, const std::string& name, const std::vector<unsigned>& keys,
                            const std::vector<unsigned>& expected) {
-  const std::vector<unsigned> keys2 =
-      lab::random_uints(keys.size(), 0, lab::Distribution::Uniform, lab::case_seed("bench_keys_2"));
-  const std::vector<unsigned> sorted_keys2 = sorted_by_cub(keys2);
-  time_sort_keys(h, name, true, keys, expected, false, &keys2, &sorted_keys2);
+  time_sort_keys(h, name, true, keys, expected, false, [](unsigned* fresh, int n, lab::Seed seed) {
+    lab::bench::fill_uints(fresh, static_cast<std::size_t>(n), 0, seed);  // range 0: the full 32 bits
+  });
 }
 
 }  // namespace

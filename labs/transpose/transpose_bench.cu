@@ -9,9 +9,10 @@
 //     once and written once), beside two copies of the same matrix, which bound what any
 //     transpose can reach: a coalesced 2D copy kernel with the same tiling as a fast
 //     transpose (written here), and cudaMemcpy device to device. The serial and per-row
-//     versions are left out at this size (they would take seconds per call). Two random
-//     matrices, one picked at random before each timed call: a result replayed from an
-//     earlier call, instead of computed, fails the check half the time.
+//     versions are left out at this size (they would take seconds per call). Every timed
+//     call gets a fresh random matrix, written on the GPU, whose expected transpose the
+//     bench's own kernel writes there: a result replayed from an earlier call, or cached
+//     per data set, instead of computed, fails the check.
 //  2. 1024 x 1024, the lecture's size, with every version and the lecture's non-coalesced
 //     copy: the lecture's comparison table on your GPU.
 //  3. 8191 x 4097, odd and not square: the edge tiles cost something too.
@@ -69,6 +70,40 @@ void copy_2d_strided(const float* in, float* out, int rows, int cols) {
   LAB_CHECK_LAUNCH();
 }
 
+// The expected result of a fresh matrix: the bench's own transpose, which the student's
+// code never touches. 32 x 32 tiles through shared memory (a padded column, no bank
+// conflicts), 32 x 8 threads of 4 rows each, so that reads and writes are both coalesced
+// and it costs about one reference call. It only moves bits: exact, as the check needs.
+__global__ void expected_transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+  __shared__ float tile[32][33];
+  const long long c = static_cast<long long>(blockIdx.x) * 32 + threadIdx.x;  // in's column, when reading
+  const long long r_out = static_cast<long long>(blockIdx.x) * 32 + threadIdx.y;  // out's row (in's column), writing
+  const int tiles_down = static_cast<int>((rows + 31LL) / 32);
+  for (int tile_row = blockIdx.y; tile_row < tiles_down; tile_row += gridDim.y) {
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      const long long r = static_cast<long long>(tile_row) * 32 + threadIdx.y + 8 * s;
+      if (r < rows && c < cols) tile[threadIdx.y + 8 * s][threadIdx.x] = in[r * cols + c];
+    }
+    __syncthreads();
+    const long long c_out = static_cast<long long>(tile_row) * 32 + threadIdx.x;  // out's column (in's row)
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      const long long r = r_out + 8 * s;
+      if (r < cols && c_out < rows) out[r * rows + c_out] = tile[threadIdx.x][threadIdx.y + 8 * s];
+    }
+    __syncthreads();  // the tile is read before the next tile row overwrites it
+  }
+}
+
+void expected_transpose(const float* in, float* out, int rows, int cols) {
+  const long long tiles_across = (cols + 31LL) / 32, tiles_down = (rows + 31LL) / 32;
+  // At most 65535 blocks in y: the kernel loops over the tiles below.
+  const dim3 blocks(static_cast<unsigned>(tiles_across), static_cast<unsigned>(std::min(tiles_down, 65535LL)));
+  expected_transpose_kernel<<<blocks, dim3(32, 8)>>>(in, out, rows, cols);
+  LAB_CHECK_LAUNCH();
+}
+
 // Times every version on one rows x cols matrix of random floats; `all_variants` false
 // leaves out the slow ones (labs/transpose/lab.json, "slow_variants").
 void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const std::string& note,
@@ -76,25 +111,18 @@ void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const
   const std::size_t count = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
   const std::size_t bytes = sizeof(float) * count;
 
-  // The input, the expected result, a pristine copy of the input to check it against.
-  // The graded workload has a second matrix, with its own expected result (see the top).
+  // The input (set 0: the warm-up, the CPU, and every call of the ungraded workloads),
+  // its expected result, a pristine copy of the input to check it against. The graded
+  // workload's timed calls get fresh matrices instead, with their own expected result
+  // (see the top).
   const std::vector<float> in = lab::random_floats(count, -1000.0f, 1000.0f, lab::case_seed("bench_in", count));
   std::vector<float> expected(count), out_host(count);
   transpose_cpu(in.data(), expected.data(), rows, cols);
   lab::DeviceBuffer<float> din(in), dout(count);
   lab::DeviceBuffer<float> d_expected[2] = {lab::DeviceBuffer<float>(expected),
-                                            lab::DeviceBuffer<float>(graded ? count : 0)};  // set 1: graded only
+                                            lab::DeviceBuffer<float>(graded ? count : 0)};  // fresh: graded only
   lab::bench::PristineInputs inputs;
   inputs.watch("the input", din);
-  if (graded) {
-    const std::vector<float> in2 = lab::random_floats(count, -1000.0f, 1000.0f, lab::case_seed("bench_in_2", count));
-    std::vector<float> expected2(count);
-    transpose_cpu(in2.data(), expected2.data(), rows, cols);
-    din.upload(in2);
-    d_expected[1].upload(expected2);
-    inputs.add_set();
-    inputs.load(0);
-  }
 
   using Fn = decltype(transpose);
   lab::bench::Workload w;
@@ -105,7 +133,16 @@ void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const
   w.amount = 2.0 * bytes;  // every float read once and written once
   w.peak = h.device().peak_dram_gbps;
   if (!all_variants) w.skip_variants = lab::bench::slow_variants(h, "transpose");
-  inputs.use_in(w);  // 2 data sets when graded, else 1
+  if (graded) {
+    // A fresh matrix before every timed call, uniform in [-1000, 1000) like set 0, and its
+    // transpose by the bench's kernel: about one reference call.
+    inputs.use_fresh_in(w, [&](lab::Seed seed) {
+      lab::bench::fill_uniform(din.data(), count, -1000.0f, 1000.0f, seed);
+      expected_transpose(din.data(), d_expected[inputs.fresh_set()].data(), rows, cols);
+    });
+  } else {
+    inputs.use_in(w);  // set 0 only
+  }
   w.prepare = [&] { dout.poison(); };
   w.check = [&] { return lab::bench::check_equal_device(d_expected[inputs.current()].data(), dout.data(), count); };
   w.inputs_check = [&] { return inputs.check(); };

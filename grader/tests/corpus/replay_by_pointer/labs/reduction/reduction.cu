@@ -2,8 +2,8 @@
 // call with the same input pointer and size as an earlier one replays the earlier sum
 // after a wait that makes the time look plausible (about what a read of the input
 // takes), instead of reading the input. The tests pass (each test has buffers of its
-// own); the bench's graded workload loads one of two data sets before every timed
-// call, so the replayed sums fail its checks and earn no performance points.
+// own); the bench's graded workload writes fresh data before every timed call, so the
+// replayed sums fail its checks and earn no performance points.
 #include <algorithm>
 #include <climits>
 

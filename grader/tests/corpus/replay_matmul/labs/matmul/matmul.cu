@@ -2,9 +2,9 @@
 // product whose pointers and sizes match an earlier call's is not computed again: the
 // earlier C is copied back after a wait that makes the time look plausible (about what a
 // fast kernel would take). The tests pass (their products are small, so always computed);
-// the bench's graded workload loads one of two data sets (different A and B in the same
-// buffers) before every timed call, so the replayed products fail its checks and earn no
-// performance points. Without the second data set this slow file would earn full points.
+// the bench's graded workload writes fresh A and B into the same buffers before every
+// timed call, so the replayed products fail its checks and earn no performance points.
+// With one fixed data set this slow file would earn full points.
 #include <cstddef>
 
 #include "lab/cuda_check.h"

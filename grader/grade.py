@@ -967,13 +967,19 @@ def run_sanitizer(options: Options, result: LabResult, test_bin: Path, judge_arg
     found = sanitize.run(test_bin, tools=settings.sanitizer_tools, test_filter=settings.sanitizer_filter,
                          seed=options.seed, timeout=options.config.grader["sanitizer_timeout_s"],
                          root=options.work_dir, cwd=options.root, sanitizer=tool, extra_args=judge_args,
-                         log_dir=options.results_dir / f"{result.lab}.sanitizer")
+                         log_dir=options.results_dir / f"{result.lab}.sanitizer", only=worker_program(result.lab))
     result.sanitizer = found
     if found.runs:  # the command of the first tool that found something, else the first tool's
         first = next((run for run in found.runs if run.status == "errors"), found.runs[0])
         result.reproduce["sanitizer"] = first.command
     result.notes += [run.note for run in found.runs if run.note]
     stage(f"{len(found.findings)} sanitizer finding(s)" if found.findings else "clean")
+
+
+def worker_program(lab: str) -> str:
+    """The name of the judge's worker program for `lab` (cmake/LabKit.cmake): the one process
+    where the student's code runs, and so the one the sanitizer checks."""
+    return f"{lab}_worker"
 
 
 def check_fixes(options: Options, result: LabResult, test_bin: Path, judge_args: list[str],
@@ -999,7 +1005,8 @@ def check_fixes(options: Options, result: LabResult, test_bin: Path, judge_args:
         result.fix_checks[variant.name] = sanitize.run(
             test_bin, tools=list(variant.sanitizer), test_filter=variants.test_filter(variant), seed=options.seed,
             timeout=options.config.grader["sanitizer_timeout_s"], root=options.work_dir, cwd=options.root,
-            sanitizer=tool, extra_args=judge_args, log_dir=options.results_dir / f"{result.lab}.{variant.name}")
+            sanitizer=tool, extra_args=judge_args, log_dir=options.results_dir / f"{result.lab}.{variant.name}",
+            only=worker_program(result.lab))
 
     if wanted:  # each exercise's own run, side by side
         with concurrent.futures.ThreadPoolExecutor(max_workers=len(wanted)) as pool:

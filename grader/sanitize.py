@@ -146,13 +146,17 @@ def find_sanitizer() -> Path | None:
 
 def run(binary: Path, *, tools: list[str], test_filter: str, seed: int, timeout: float,
         root: Path | None = None, cwd: Path | None = None, sanitizer: Path | None = None,
-        extra_args: list[str] | None = None, log_dir: Path | None = None) -> SanitizerResult:
+        extra_args: list[str] | None = None, log_dir: Path | None = None,
+        only: str | None = None) -> SanitizerResult:
     """Run each tool on `binary` with `--gtest_filter=test_filter`; file paths in findings are
     made relative to `root`. `extra_args` go to the binary first (the judge's --impl=...).
 
     With `log_dir`, the tool follows the judge's worker processes (--target-processes all)
     and writes its report to a file there, which is what is read: the worker's own output,
-    which the student's code can print into, never counts."""
+    which the student's code can print into, never counts. With `only` (the worker
+    program's name) it checks that process alone: the student's code runs nowhere else,
+    and instrumenting the judge's own kernels (poisoning, checks, CUB) cost most of a
+    run's time."""
     sanitizer = sanitizer or find_sanitizer()
     if sanitizer is None:
         return not_found(test_filter)
@@ -160,7 +164,7 @@ def run(binary: Path, *, tools: list[str], test_filter: str, seed: int, timeout:
     def one(tool: str) -> ToolRun:
         return run_tool(sanitizer, tool, binary, test_filter=test_filter, seed=seed, timeout=timeout,
                         root=root, cwd=cwd, extra_args=extra_args,
-                        log_file=log_dir / f"{tool}.log" if log_dir is not None else None)
+                        log_file=log_dir / f"{tool}.log" if log_dir is not None else None, only=only)
 
     # The tools side by side: each is a process of its own with its own contexts, and most
     # of a run is the tool's start-up, not the GPU's work.
@@ -178,14 +182,17 @@ def not_found(test_filter: str = "") -> SanitizerResult:
 
 def run_tool(sanitizer: Path, tool: str, binary: Path, *, test_filter: str, seed: int, timeout: float,
              root: Path | None = None, cwd: Path | None = None, extra_args: list[str] | None = None,
-             log_file: Path | None = None) -> ToolRun:
-    """One tool on the filtered tests, classified."""
+             log_file: Path | None = None, only: str | None = None) -> ToolRun:
+    """One tool on the filtered tests, classified; with `log_file` it follows child processes,
+    with `only` too it checks only the processes of that program name."""
     args: list[str | Path] = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT),
                               "--print-limit", str(PRINT_LIMIT), "--report-api-errors", "no"]
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         log_file.unlink(missing_ok=True)
         args += ["--target-processes", "all", "--log-file", log_file]
+        if only:
+            args += ["--target-processes-filter", only]
     args += [binary, *(extra_args or []), f"--gtest_filter={test_filter}", f"--seed={seed}"]
     env = {"LABKIT_SEED": str(seed)}
     try:

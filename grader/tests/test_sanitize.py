@@ -51,6 +51,8 @@ FAKE_SANITIZER = f"""
     if "--log-file" in args:
         # The tool's report goes to the log file; the program's own output stays on stdout.
         assert args[args.index("--target-processes") + 1] == "all", args
+        # The judge's own process is not checked: only the worker, where the student's code runs.
+        assert args[args.index("--target-processes-filter") + 1].endswith("_worker"), args
         open(args[args.index("--log-file") + 1], "w").write(
             "".join(line for line in text.splitlines(True) if line.startswith("=========")))
         text = "".join(line for line in text.splitlines(True) if not line.startswith("========="))

@@ -62,15 +62,16 @@ std::vector<Mapping>& mappings() {
   return open;
 }
 
-// Closes the mappings the last call did not use; the ones it used stay open for the next.
-void close_unused_mappings() {
+// Closes the mappings the call did not use; with `keep_marks` false (after a call) the
+// ones it used stay open for the next, unmarked.
+void close_unused_mappings(bool keep_marks = false) {
   auto& all = mappings();
   for (auto it = all.begin(); it != all.end();) {
     if (!it->used) {
       cudaIpcCloseMemHandle(it->base);
       it = all.erase(it);
     } else {
-      it->used = false;
+      if (!keep_marks) it->used = false;
       ++it;
     }
   }
@@ -118,6 +119,12 @@ __global__ void labkit_stamp_kernel(unsigned long long* stamp) {
   unsigned long long now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
   *stamp = now;
+}
+
+// The first stamp of the call being served, until start_call_clock() launches it.
+unsigned long long*& pending_start_stamp() {
+  static unsigned long long* stamp = nullptr;
+  return stamp;
 }
 
 // The stamps of a timed request (null when the request is not timed).
@@ -239,6 +246,12 @@ void* open_host_argument(const wire::Arg& arg) {
 
 void note_returned_error() { returned_error() = true; }
 
+void start_call_clock() {
+  unsigned long long*& stamp = pending_start_stamp();
+  if (stamp != nullptr) labkit_stamp_kernel<<<1, 1>>>(stamp);
+  stamp = nullptr;
+}
+
 void* open_device_argument(const wire::Arg& arg) {
   for (Mapping& m : mappings()) {
     if (std::memcmp(&m.handle, &arg.handle, sizeof m.handle) == 0) {
@@ -247,7 +260,15 @@ void* open_device_argument(const wire::Arg& arg) {
     }
   }
   void* base = nullptr;
-  const cudaError_t status = cudaIpcOpenMemHandle(&base, arg.handle, cudaIpcMemLazyEnablePeerAccess);
+  cudaError_t status = cudaIpcOpenMemHandle(&base, arg.handle, cudaIpcMemLazyEnablePeerAccess);
+  if (status == cudaErrorAlreadyMapped) {
+    // A mapping kept from the last call still holds memory that the judge has freed since
+    // and allocated again (a new handle for the same range): close the ones this call has
+    // not used, then map again.
+    (void)cudaGetLastError();
+    close_unused_mappings(true);
+    status = cudaIpcOpenMemHandle(&base, arg.handle, cudaIpcMemLazyEnablePeerAccess);
+  }
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
     throw BadRequest(std::string("cannot map a buffer of the judge (") + cudaGetErrorString(status) + ")");
@@ -338,8 +359,9 @@ int worker_main(int argc, char** argv) {
           if (registry == nullptr) throw BadRequest("no implementation library is loaded");
           if (found == invokers().end()) throw BadRequest(std::string("this worker has no interface function ") + what);
           unsigned long long* stamps = stamps_of(request);
-          if (stamps != nullptr) labkit_stamp_kernel<<<1, 1>>>(stamps);
+          pending_start_stamp() = stamps;  // start_call_clock() launches it, after the decoding
           found->second(*registry, request, reply);
+          start_call_clock();  // a no-op unless the invoker never reached the call
           if (stamps != nullptr) labkit_stamp_kernel<<<1, 1>>>(stamps + 1);
         } catch (const BadRequest& e) {
           reply.status = wire::Status::BadRequest;

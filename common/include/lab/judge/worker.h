@@ -34,6 +34,11 @@ void* open_device_argument(const wire::Arg& arg);
 /// BadRequest when it lies outside the arena (worker_main.cu).
 void* open_host_argument(const wire::Arg& arg);
 
+/// Starts the current call's clock (its first stamp) if a stamp is pending: right before
+/// the implementation is called, once the arguments are decoded, so that the stamps time
+/// the call and not the request's decoding, as a direct bench's events would (worker_main.cu).
+void start_call_clock();
+
 /// Records that the current call returned a CUDA error as its result, so the runtime's
 /// record of that error (cudaGetLastError) is reported, not an unchecked launch (worker_main.cu).
 void note_returned_error();
@@ -111,6 +116,7 @@ struct Invoke<R(A...)> {
     }
     // Decoded one by one, in order, before the call (IPC handles are opened here).
     std::tuple<A...> args{detail::decode<A>(request.args[I], static_cast<int>(I))...};
+    start_call_clock();
     if constexpr (std::is_void_v<R>) {
       std::apply(fn, args);
     } else {

@@ -72,16 +72,7 @@ std::string PristineInputs::check() const {
 }
 
 namespace {
-// splitmix64's finaliser: a good 64-bit mix of the seed and the index.
-__device__ __host__ inline std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-__device__ inline std::uint64_t bits_at(Seed seed, std::size_t i) {
-  return mix64(seed + 0x9E3779B97F4A7C15ull * (static_cast<std::uint64_t>(i) + 1));
-}
+__device__ inline std::uint64_t bits_at(Seed seed, std::size_t i) { return random_bits(seed, i); }
 
 // Uniform in [0, bound) for bound <= 2^32: the high half of a 64 x 32-bit product (a bias
 // below 2^-32, invisible in timing data).

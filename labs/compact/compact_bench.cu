@@ -55,16 +55,13 @@ std::vector<int> compact_input(int n, int percent, lab::Seed seed) {
 }
 
 // compact_input's distribution on the GPU, for fresh data: the 64 random bits of element
-// i are splitmix64's finaliser of the seed and i (a counter-based generator, as the kit's
-// fill helpers use), so the values are new for every seed and cost one write.
+// i are lab::bench::random_bits(seed, i) (the fill helpers' counter-based generator), so
+// the values are new for every seed and cost one write.
 __global__ void fresh_compact_input_kernel(int* out, int n, int percent, lab::Seed seed) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < static_cast<std::size_t>(n);
        i += stride) {
-    std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (static_cast<std::uint64_t>(i) + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    out[i] = compact_value(z ^ (z >> 31), percent);
+    out[i] = compact_value(lab::bench::random_bits(seed, i), percent);
   }
 }
 

@@ -91,13 +91,9 @@ __global__ void exact_kernel(const float4* __restrict__ atoms, int natoms, int n
   store_sums(p, static_cast<std::size_t>(j) * nx + i, static_cast<std::size_t>(nx) * ny, out);
 }
 
-// splitmix64's finaliser, as the fill helpers of lab/bench_helpers.h use it: bits_at(seed,
-// k) are 64 random bits, a new draw for every seed and counter k.
+// 64 random bits for counter k of the draw `seed`: the fill helpers' generator.
 __host__ __device__ inline std::uint64_t bits_at(lab::Seed seed, std::uint64_t k) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (k + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return lab::bench::random_bits(seed, k);
 }
 
 // `samples` grid points drawn from `seed` (uniform over the grid; a point may come twice):

@@ -118,12 +118,7 @@ NoiseFree make_noise_free(int width, int height) {
   return p;
 }
 
-// splitmix64's finaliser, as the fill helpers of lab/bench_helpers.h use it.
-__host__ __device__ inline std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+using lab::bench::mix64;  // the fill helpers' hash (lab/bench_helpers.h)
 
 // The cyclic shift of a fresh picture: its pixel (x, y) is the noise-free pixel
 // ((x + dx) mod width, (y + dy) mod height).
@@ -160,7 +155,7 @@ __host__ __device__ inline unsigned add_clamped(unsigned a, unsigned b) {
 // A run of 16 noise-free pixels plus their noise: 3 bits of one 64-bit hash of the seed
 // and the run's place each, 0..7 gray levels, clamped at 255 as sobel_test_image does.
 __host__ __device__ inline uint4 add_noise(uint4 v, lab::Seed seed, std::uint64_t run) {
-  const std::uint64_t bits = mix64(seed + 0x9E3779B97F4A7C15ull * (run + 1));
+  const std::uint64_t bits = lab::bench::random_bits(seed, run);
   const unsigned lo = static_cast<unsigned>(bits), hi = static_cast<unsigned>(bits >> 32), sevens = 0x07070707u;
   v.x = add_clamped(v.x, lo & sevens);
   v.y = add_clamped(v.y, (lo >> 3) & sevens);

@@ -94,6 +94,26 @@ class PristineInputs {
   int m_sets = 1, m_current = 0, m_fresh = -1;
 };
 
+#if defined(__CUDACC__)
+#define LAB_HOST_DEVICE __host__ __device__
+#else
+#define LAB_HOST_DEVICE
+#endif
+
+/// splitmix64's finaliser: a good 64-bit mix of `z`.
+LAB_HOST_DEVICE inline std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// 64 random bits for counter `k` of the draw `seed` (mix64 of a Weyl sequence): the
+/// counter-based generator behind the fill helpers below, for a lab's own generator
+/// kernels. A new seed gives new bits for every counter.
+LAB_HOST_DEVICE inline std::uint64_t random_bits(Seed seed, std::uint64_t k) {
+  return mix64(seed + 0x9E3779B97F4A7C15ull * (k + 1));
+}
+
 /// Fresh data on the GPU (for PristineInputs::use_fresh_in), from a counter-based hash of
 /// `seed` and each index: the same seed gives the same data. Uniform like the CPU
 /// generators of lab/data.h, not the same values. All run on the default stream.

@@ -335,8 +335,8 @@ bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& 
   try {
     if (pick != nullptr && w.fresh) {
       w.fresh(pick->next());
-    } else if (w.datasets > 1 && w.select) {
-      w.select(pick != nullptr ? static_cast<int>(pick->below(w.datasets)) : 0);
+    } else if (w.restore) {
+      w.restore();
     }
     if (w.prepare) w.prepare();
     if (timed) flush_l2(flush, static_cast<unsigned char>(round));
@@ -374,7 +374,7 @@ bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& 
     if (!r.c.unchecked) {
       const auto& check = r.c.check ? r.c.check : w.check;
       std::string problem = check ? check() : "";
-      // With several data sets the next call overwrites the inputs: check them after each.
+      // With fresh data the next call overwrites the inputs: check them after each.
       if (problem.empty() && w.varies() && w.inputs_check) {
         problem = w.inputs_check();
         if (!problem.empty()) problem = "the inputs changed: " + problem;
@@ -602,10 +602,10 @@ WorkloadResult Harness::measure(Workload& w) {
   rule.max_seconds = w.max_seconds > 0 ? w.max_seconds : o.max_seconds;
   rule.target_rel_se = o.target_rel_se;
   const auto t0 = Clock::now();
-  // Which data set, or which fresh data, each call gets. In a judge program the seed also
+  // The seeds of each call's fresh data. In a judge program the seed also
   // takes bits the run's seed does not give: the student's worker may learn the run's
   // seed, and fresh data it could predict could be computed ahead of the timed call.
-  Seed pick_seed = derive_seed(run_seed(), "bench datasets " + w.name);
+  Seed pick_seed = derive_seed(run_seed(), "bench fresh data " + w.name);
   if (remote != nullptr) pick_seed ^= (static_cast<Seed>(std::random_device{}()) << 32) ^ std::random_device{}();
   Rng pick(pick_seed);
   for (unsigned round = 1;; ++round) {
@@ -665,7 +665,7 @@ WorkloadResult Harness::measure(Workload& w) {
     }
   }
   // The inputs checked, set 0 goes back in: the next workload may read the same buffers.
-  if (w.varies() && w.select) w.select(0);
+  if (w.restore) w.restore();
   for (auto& r : results) r.s = summarize(r.ms);
   out.pair = summarize(out.ratios);
   return out;

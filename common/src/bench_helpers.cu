@@ -19,44 +19,35 @@ DeviceBuffer<unsigned char> copy_of(const void* data, std::size_t bytes) {
 }  // namespace
 
 void PristineInputs::watch(std::string name, void* data, std::size_t bytes) {
-  if (m_sets > 1) throw std::logic_error("PristineInputs: watch every input before add_set()");
+  if (m_fresh) throw std::logic_error("PristineInputs: watch every input before use_fresh_in()");
   Input input{std::move(name), data, bytes, {}};
-  input.sets.push_back(copy_of(data, bytes));
+  input.sets[0] = copy_of(data, bytes);
   m_inputs.push_back(std::move(input));
 }
 
-int PristineInputs::add_set() {
-  for (Input& input : m_inputs) input.sets.push_back(copy_of(input.data, input.bytes));
-  m_current = m_sets++;
-  return m_current;
-}
-
-void PristineInputs::load(int k) {
-  if (k < 0 || k >= m_sets) throw std::out_of_range("PristineInputs::load: no data set " + std::to_string(k));
+void PristineInputs::restore() {
   for (Input& input : m_inputs) {
     if (input.bytes > 0) {
-      LAB_CUDA_CHECK(cudaMemcpy(input.data, input.sets[k].data(), input.bytes, cudaMemcpyDeviceToDevice));
+      LAB_CUDA_CHECK(cudaMemcpy(input.data, input.sets[0].data(), input.bytes, cudaMemcpyDeviceToDevice));
     }
   }
-  m_current = k;
+  m_current = 0;
 }
 
 void PristineInputs::use_fresh_in(Workload& w, std::function<void(Seed)> generate) {
-  if (m_fresh < 0) {
-    const int before = m_current;
-    m_fresh = add_set();  // storage for the fresh data's copy
-    load(before);
+  if (!m_fresh) {
+    for (Input& input : m_inputs) input.sets[fresh_set()] = DeviceBuffer<unsigned char>(input.bytes);
+    m_fresh = true;
   }
-  w.datasets = m_sets;
-  w.select = [this](int k) { load(k); };
+  w.restore = [this] { restore(); };
   w.fresh = [this, generate = std::move(generate)](Seed seed) {
     generate(seed);
     for (Input& input : m_inputs) {
       if (input.bytes > 0) {
-        LAB_CUDA_CHECK(cudaMemcpy(input.sets[m_fresh].data(), input.data, input.bytes, cudaMemcpyDeviceToDevice));
+        LAB_CUDA_CHECK(cudaMemcpy(input.sets[fresh_set()].data(), input.data, input.bytes, cudaMemcpyDeviceToDevice));
       }
     }
-    m_current = m_fresh;
+    m_current = fresh_set();
   };
 }
 
@@ -72,18 +63,17 @@ std::string PristineInputs::check() const {
 }
 
 namespace {
-__device__ inline std::uint64_t bits_at(Seed seed, std::size_t i) { return random_bits(seed, i); }
 
 // Uniform in [0, bound) for bound <= 2^32: the high half of a 64 x 32-bit product (a bias
 // below 2^-32, invisible in timing data).
 __device__ inline std::uint64_t below_at(Seed seed, std::size_t i, std::uint64_t bound) {
-  return ((bits_at(seed, i) >> 32) * bound) >> 32;
+  return ((random_bits(seed, i) >> 32) * bound) >> 32;
 }
 
 __global__ void fill_uniform_kernel(float* out, std::size_t n, float lo, float hi, Seed seed) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const float u = static_cast<float>(bits_at(seed, i) >> 40) * (1.0f / 16777216.0f);  // 24 bits: [0, 1)
+    const float u = static_cast<float>(random_bits(seed, i) >> 40) * (1.0f / 16777216.0f);  // 24 bits: [0, 1)
     const float v = lo + (hi - lo) * u;
     out[i] = v < hi ? v : lo;  // rounding may reach hi
   }
@@ -100,7 +90,7 @@ __global__ void fill_integers_kernel(T* out, std::size_t n, long long lo, std::u
 __global__ void fill_full_uints_kernel(unsigned* out, std::size_t n, Seed seed) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    out[i] = static_cast<unsigned>(bits_at(seed, i) >> 32);
+    out[i] = static_cast<unsigned>(random_bits(seed, i) >> 32);
   }
 }
 

@@ -145,7 +145,7 @@ TEST_F(CommonGpu, FreshInputsAreWatchedAndSetZeroComesBack) {
   EXPECT_EQ(inputs.check(), "") << "the copy for the inputs check follows each draw";
   LAB_CUDA_CHECK(cudaMemset(x.data(), 0, 8));
   EXPECT_NE(inputs.check(), "") << "a changed input goes unnoticed";
-  w.select(0);
+  w.restore();
   EXPECT_EQ(inputs.current(), 0);
   EXPECT_EQ(x.download(), original);
   EXPECT_EQ(inputs.check(), "");

@@ -121,8 +121,6 @@ void run_compact(lab::bench::Harness& h, int n, int percent, bool graded) {
                                            d_expected_count.data(), n, KeepPredicate{}));
       LAB_CUDA_CHECK(cudaMemcpy(&expected_counts[k], d_expected_count.data(), sizeof(int), cudaMemcpyDeviceToHost));
     });
-  } else {
-    inputs.use_in(w);  // set 0 only
   }
   w.prepare = [&] {
     dout.poison();

@@ -91,11 +91,6 @@ __global__ void exact_kernel(const float4* __restrict__ atoms, int natoms, int n
   store_sums(p, static_cast<std::size_t>(j) * nx + i, static_cast<std::size_t>(nx) * ny, out);
 }
 
-// 64 random bits for counter k of the draw `seed`: the fill helpers' generator.
-__host__ __device__ inline std::uint64_t bits_at(lab::Seed seed, std::uint64_t k) {
-  return lab::bench::random_bits(seed, k);
-}
-
 // `samples` grid points drawn from `seed` (uniform over the grid; a point may come twice):
 // their grid index into points[s], and exact_point's sums there, the very arithmetic of
 // exact_kernel, into out (five arrays of `samples`).
@@ -104,7 +99,7 @@ __global__ void exact_sampled_kernel(const float4* __restrict__ atoms, int natom
                                      std::size_t* __restrict__ points, double* __restrict__ out) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= samples) return;
-  const std::uint64_t bits = bits_at(seed, static_cast<std::uint64_t>(s));
+  const std::uint64_t bits = lab::bench::random_bits(seed, static_cast<std::uint64_t>(s));
   const int i = static_cast<int>(((bits >> 32) * static_cast<std::uint64_t>(nx)) >> 32);  // uniform in [0, nx)
   const int j = static_cast<int>(((bits & 0xFFFFFFFFull) * static_cast<std::uint64_t>(ny)) >> 32);
   const double x = static_cast<double>(spacing) * i, y = static_cast<double>(spacing) * j;
@@ -232,7 +227,7 @@ std::vector<float4> make_atoms(int n, double x1, double y1, double z0, double z1
   return atoms;
 }
 
-// make_atoms on the GPU, for fresh atoms: atom n's draws are bits_at(seed, …) of its own
+// make_atoms on the GPU, for fresh atoms: atom n's draws are lab::bench::random_bits(seed, …) of its own
 // counters (attempt by attempt, four draws each) instead of one sequence, with the same
 // formulas, bounds and rejection. Also atomicMax-es the largest coordinate magnitude of the
 // atoms into `largest` (as float bits: for floats >= 0 their order is that of the bits).
@@ -244,7 +239,7 @@ __global__ void fresh_atoms_kernel(float4* __restrict__ atoms, int natoms, doubl
   // As lab::Rng::uniform01: 53 random bits in [0, 1).
   auto uniform01 = [&](std::uint64_t attempt, int draw) {
     const std::uint64_t counter = (attempt * static_cast<std::uint64_t>(natoms) + n) * 4 + draw;
-    return static_cast<double>(bits_at(seed, counter) >> 11) * 0x1.0p-53;
+    return static_cast<double>(lab::bench::random_bits(seed, counter) >> 11) * 0x1.0p-53;
   };
   for (std::uint64_t attempt = 0;; ++attempt) {
     float4 a;

@@ -117,8 +117,6 @@ int main(int argc, char** argv) {
                                                            d_expected[inputs.fresh_set()].data(), num_bins + 1, 0u,
                                                            static_cast<unsigned>(num_bins), n));
       });
-    } else {
-      inputs.use_in(w);  // set 0 only
     }
     w.prepare = [&] { d_bins.poison(); };   // 0xFFFFFFFF everywhere: the bins must be overwritten
     w.check = [&, num_bins] {

@@ -76,8 +76,8 @@ void time_sort_keys(lab::bench::Harness& h, const std::string& name, bool graded
   // The expected keys: [0] for `input`, [1] for the fresh keys.
   lab::DeviceBuffer<unsigned> d_expected[2] = {lab::DeviceBuffer<unsigned>(expected),
                                                lab::DeviceBuffer<unsigned>(fresh_keys ? input.size() : 0)};
-  // The restore source must stay what it was; `saved` also holds the data sets: select(0)
-  // loads `input` back into the restore source, and fresh keys are written into it.
+  // The restore source must stay what it was; fresh keys are written into it, and after
+  // the workload `saved` puts `input` back (Workload::restore).
   lab::bench::PristineInputs saved;
   saved.watch("the saved copy of the unsorted keys", pristine);
   std::vector<unsigned> cpu_keys;
@@ -105,10 +105,8 @@ void time_sort_keys(lab::bench::Harness& h, const std::string& name, bool graded
       LAB_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(expected_temp.data(), bytes, pristine.data(),
                                                     d_expected[saved.fresh_set()].data(), n));
     });
-  } else {
-    saved.use_in(w);  // set 0 only
   }
-  w.prepare = [&] { restore(keys, pristine); };  // pristine holds the selected set, or the fresh keys
+  w.prepare = [&] { restore(keys, pristine); };  // pristine holds `input`, or the fresh keys
   w.check = [&] {
     return lab::bench::check_equal_device(d_expected[saved.current()].data(), keys.data(), input.size());
   };

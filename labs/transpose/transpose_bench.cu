@@ -140,8 +140,6 @@ void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const
       lab::bench::fill_uniform(din.data(), count, -1000.0f, 1000.0f, seed);
       expected_transpose(din.data(), d_expected[inputs.fresh_set()].data(), rows, cols);
     });
-  } else {
-    inputs.use_in(w);  // set 0 only
   }
   w.prepare = [&] { dout.poison(); };
   w.check = [&] { return lab::bench::check_equal_device(d_expected[inputs.current()].data(), dout.data(), count); };

@@ -64,23 +64,19 @@ struct Workload {
   std::string unit = "GB/s";           ///< throughput unit
   double amount = 0;                   ///< amount of `unit` work per call, e.g. bytes moved (GB/s) or keys
   double peak = 0;                     ///< the device's peak in `unit` (0: no % of peak column)
-  /// Fresh inputs for timed calls: with datasets > 1 the harness picks one of the lab's
-  /// data sets at random before every call (`select(k)` loads set k's inputs into the
-  /// buffers and makes `check` expect its result), so that an implementation that replays
-  /// an earlier result instead of computing fails the check. The inputs check then runs
-  /// after every call.
-  int datasets = 1;
-  std::function<void(int)> select;     ///< untimed, before prepare: load data set k
-  /// Fresher still (the graded workloads): when set, the harness calls `fresh(seed)`
-  /// before every timed call instead of `select`, with a new seed each time. It writes new
+  /// Fresh inputs for timed calls (the graded workloads): when set, the harness calls
+  /// `fresh(seed)` before every timed call, with a new seed each time. It writes new
   /// inputs of the same size and distribution into the buffers and computes their
   /// expected result with trusted code (CUB, cuBLAS, a kernel of the bench), so that no
-  /// result can be cached, not even one per data set recognised by a few of its values.
-  /// Warm-up calls use data set 0, and set 0 is loaded again after the workload.
-  /// PristineInputs::use_fresh_in() sets it.
+  /// result can be replayed or cached, not even one per data set recognised by a few of
+  /// its values. The inputs check then runs after every call. PristineInputs::use_fresh_in()
+  /// sets it, and `restore`.
   std::function<void(Seed)> fresh;
-  /// True when the inputs change between calls (several data sets, or fresh ones).
-  bool varies() const { return (datasets > 1 && select) || fresh; }
+  /// Untimed: puts the inputs the workload started with (data set 0) back, before each
+  /// warm-up call and after the workload's last call, for what comes next.
+  std::function<void()> restore;
+  /// True when the inputs change between calls.
+  bool varies() const { return static_cast<bool>(fresh); }
   std::function<void()> prepare;       ///< untimed, before every call: poison outputs, restore in-place inputs
   std::function<std::string()> check;  ///< untimed, after every call: "" when the output is right
   std::function<std::string()> inputs_check;  ///< after all samples: "" when inputs are unchanged

@@ -29,27 +29,17 @@ namespace lab::bench {
 // change what later samples and candidates are given; the check compares on the GPU,
 // because the inputs are up to gigabytes.
 //
-// It also keeps further data sets (Workload::datasets): put other data into the inputs,
-// add_set() copies them, and load(k) puts set k back before a call, so that an
-// implementation replaying an earlier call's result fails the check:
-//
-//   inputs.watch("x", d_x);                  // set 0: the data uploaded first
-//   d_x.upload(other);  inputs.add_set();    // set 1
-//   inputs.load(0);
-//   inputs.use_in(w);                        // check against expected[inputs.current()]
-//
-// After the workload's last call the harness loads set 0 again, for what comes next.
-//
-// A graded workload goes further: fresh data before every timed call (Workload::fresh),
+// A graded workload also gets fresh data before every timed call (Workload::fresh),
 // written on the GPU by the lab's generator, with the expected result computed there by
-// trusted code. Two fixed sets can still be told apart by a few of their values, and
-// both results cached; fresh data cannot:
+// trusted code: a result replayed from an earlier call, or cached per data set
+// recognised by a few of its values, fails the check. The inputs as watched stay data
+// set 0 (the warm-up, the CPU, the workloads that follow); each fresh draw is data set 1.
 //
-//   inputs.watch("x", d_x);                  // set 0, for the warm-up and the CPU
+//   inputs.watch("x", d_x);                  // set 0
 //   inputs.use_fresh_in(w, [&](lab::Seed s) {
 //     lab::bench::fill_uniform(d_x.data(), n, -1.0f, 1.0f, s);    // new inputs…
-//     expected_fresh = …;                    // …and their result, by trusted code
-//   });                                      // check: expected[inputs.current()], fresh is set 1
+//     expected[inputs.fresh_set()] = …;      // …and their result, by trusted code
+//   });                                      // check: expected[inputs.current()]
 class PristineInputs {
  public:
   /// Copies the `bytes` bytes at device address `data` as they are now; messages call them `name`.
@@ -59,39 +49,32 @@ class PristineInputs {
   void watch(std::string name, DeviceBuffer<T>& buffer) {
     watch(std::move(name), buffer.data(), buffer.bytes());
   }
-  /// Copies every watched input as it is now as one more data set; returns its number.
-  int add_set();
-  /// Copies data set `k` into the inputs (untimed, before a call).
-  void load(int k);
-  /// The data set the inputs hold (the last loaded, or the last added).
-  int current() const { return m_current; }
-  /// How many data sets there are.
-  int sets() const { return m_sets; }
-  /// Makes `w` pick one of these data sets before every call (Workload::datasets and
-  /// select); this object must outlive the workload's run.
-  void use_in(Workload& w) {
-    w.datasets = m_sets;
-    w.select = [this](int k) { load(k); };
-  }
   /// Makes `w` draw fresh data before every timed call: `generate(seed)` writes new
   /// inputs into the watched buffers (same size and distribution) and their expected
   /// result where the workload's check looks for data set fresh_set(); this object then
-  /// copies the inputs for check(). Warm-up calls get set 0. Watch every input first.
+  /// copies the inputs for check(). `w.restore` puts set 0 back. Watch every input first;
+  /// this object must outlive the workload's run.
   void use_fresh_in(Workload& w, std::function<void(Seed)> generate);
-  /// The number the fresh data has as a data set (current() after each fresh draw): 1.
-  int fresh_set() const { return m_fresh; }
+  /// The data set the inputs hold: 0 (as watched) or fresh_set() (after a fresh draw).
+  int current() const { return m_current; }
+  /// The number of the fresh data as a data set: 1.
+  static constexpr int fresh_set() { return 1; }
   /// "" when every watched input equals the current set, else "N bytes of NAME changed" for each that does not.
   std::string check() const;
 
  private:
+  /// Copies data set 0 back into the inputs.
+  void restore();
+
   struct Input {
     std::string name;
     void* data = nullptr;
     std::size_t bytes = 0;
-    std::vector<DeviceBuffer<unsigned char>> sets;
+    DeviceBuffer<unsigned char> sets[2];  ///< as watched (set 0); the last fresh draw (set 1, once used)
   };
   std::vector<Input> m_inputs;
-  int m_sets = 1, m_current = 0, m_fresh = -1;
+  int m_current = 0;
+  bool m_fresh = false;  ///< use_fresh_in() was called: set 1's copies exist
 };
 
 #if defined(__CUDACC__)

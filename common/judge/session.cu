@@ -13,10 +13,11 @@
 //    finds it so: see hold_gpu). This clock includes the boundary's own cost (the
 //    hand-over and two context switches, about 0.3 ms on an H100, which varies by some
 //    microseconds with what ran before);
-//  - the worker's stamps: two kernels of the worker program write the GPU's clock into
-//    the judge's memory just before and just after the call, as events would.
-// The stamps' difference is the call's time when the judge's clock agrees: it may exceed
-// the stamps by no more than the boundary's cost as calibrated with empty requests.
+//  - the worker's clock stamps: two CUDA events that the worker program records just
+//    before and just after the call, exactly where a direct bench records its own, and
+//    whose elapsed time it sends back with its reply.
+// The stamps' time is the call's time when the judge's clock agrees: it may exceed the
+// stamps by no more than the boundary's cost as calibrated with empty requests.
 // Otherwise the sample is flagged and timed by the judge's clock minus that bound, so
 // that forged stamps gain at most the calibration's spread.
 //
@@ -526,6 +527,7 @@ class Worker {
     reply.status = in.status;
     std::memcpy(reply.value, in.value, sizeof reply.value);
     std::memcpy(reply.message, in.message, sizeof reply.message);
+    reply.elapsed_ms = in.elapsed_ms;
     reply.message[sizeof reply.message - 1] = '\0';
     reply.nvariants = 0;
     if (with_variants) {
@@ -611,22 +613,17 @@ class JudgeRemote final : public Remote {
   }
   void begin_sample() override {
     m_sample = {};
-    if (m_stamps == nullptr) LAB_CUDA_CHECK(cudaMalloc(&m_stamps, kStampSlots * 2 * sizeof(unsigned long long)));
-    // Zero, so that a call whose worker wrote no stamps cannot show an earlier call's.
-    LAB_CUDA_CHECK(cudaMemsetAsync(m_stamps, 0, kStampSlots * 2 * sizeof(unsigned long long), nullptr));
+    m_stamped_ms.clear();
   }
   RemoteSample end_sample() override { return m_sample; }
   RemoteStamps read_stamps() override {
     RemoteStamps out;
-    if (m_sample.calls == 0 || m_sample.calls > kStampSlots) return out;
-    unsigned long long host[kStampSlots * 2];
-    LAB_CUDA_CHECK(cudaMemcpy(host, m_stamps, sizeof(unsigned long long) * 2 * m_sample.calls,
-                              cudaMemcpyDeviceToHost));
+    if (m_sample.calls == 0 || m_stamped_ms.size() != static_cast<std::size_t>(m_sample.calls)) return out;
     out.valid = true;
-    for (int i = 0; i < m_sample.calls; ++i) {
-      const unsigned long long start = host[2 * i], end = host[2 * i + 1];
-      if (start == 0 || end < start) out.valid = false;
-      else out.ms += static_cast<double>(end - start) * 1e-6;
+    for (double ms : m_stamped_ms) {
+      // NaN fails this test too: a worker's number is checked before it is believed.
+      if (!(ms >= 0.0 && ms < 1e7)) out.valid = false;
+      else out.ms += ms;
     }
     return out;
   }
@@ -667,11 +664,10 @@ class JudgeRemote final : public Remote {
   void forward_to(Worker& w, const wire::Request& original, wire::Reply& reply) {
     const wire::Request* request = &original;
     wire::Request stamped;
-    if (m_timing && m_stamps != nullptr && m_sample.calls < kStampSlots) {
-      // The worker stamps the GPU's clock around the call into the judge's memory.
+    if (m_timing) {
+      // The worker times the call with its own events and sends the time back.
       stamped = original;
       stamped.timed = 1;
-      encode_pointer(stamped.stamps, m_stamps + 2 * m_sample.calls, 0, "the judge's clock stamps");
       request = &stamped;
     }
     // The judge's own work on the buffers (uploads, poisoning) must be complete before
@@ -679,6 +675,7 @@ class JudgeRemote final : public Remote {
     LAB_CUDA_CHECK(cudaDeviceSynchronize());
     w.call(*request, reply, m_timing, m_options.call_timeout_s);
     if (m_timing) {
+      m_stamped_ms.push_back(reply.elapsed_ms);
       ++m_sample.calls;
       m_sample.bound_ms += w.bound_ms;
       m_sample.gap_ms += w.gap_ms;
@@ -693,13 +690,12 @@ class JudgeRemote final : public Remote {
     throw std::runtime_error(message);
   }
 
-  static constexpr int kStampSlots = 16;  // timed calls per sample that get stamps
   RemoteOptions m_options;
   Worker m_student{"student"}, m_reference{"reference"};
   VariantRegistry m_reference_registry;
   bool m_timing = false;
   RemoteSample m_sample;
-  unsigned long long* m_stamps = nullptr;  // 2 per call: start and end (never freed: lives with the judge)
+  std::vector<double> m_stamped_ms;  // the worker clock's time of each call of the sample (its replies)
 };
 
 // cuMemGetAddressRange of the driver API, looked up at run time: a judge program must

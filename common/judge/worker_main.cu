@@ -35,6 +35,7 @@
 #include "lab/device.h"
 #include "lab/judge/wire.h"
 #include "spin.h"
+#include "lab/timing_lead.h"
 #include "lab/judge/worker.h"
 #include "sandbox.h"
 
@@ -114,23 +115,44 @@ bool& returned_error() {
 
 __global__ void labkit_noop_kernel() {}
 
-// Writes the GPU's clock: one of the two stamps around a timed call.
-__global__ void labkit_stamp_kernel(unsigned long long* stamp) {
-  unsigned long long now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  *stamp = now;
+// The worker's clock for timed requests: two CUDA events around the call, recorded on
+// the default stream exactly where a direct bench records its own (common/src/bench.cu),
+// behind the same lead (lab/timing_lead.h), so that both time the same span: from when
+// the GPU is ready to run the call to the end of the work it enqueued. Created once,
+// before the sandbox closes.
+struct CallClock {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  bool pending = false;  // a timed call whose start event start_call_clock() has not yet recorded
+  bool started = false;  // the start event of the current call is recorded
+};
+CallClock& call_clock() {
+  static CallClock clock;
+  return clock;
 }
 
-// The first stamp of the call being served, until start_call_clock() launches it.
-unsigned long long*& pending_start_stamp() {
-  static unsigned long long* stamp = nullptr;
-  return stamp;
+// Arms the clock for one request (timed or not).
+void arm_call_clock(const wire::Request& request) {
+  CallClock& clock = call_clock();
+  clock.pending = request.timed != 0 && clock.start != nullptr;
+  clock.started = false;
 }
 
-// The stamps of a timed request (null when the request is not timed).
-unsigned long long* stamps_of(const wire::Request& request) {
-  if (request.timed == 0 || request.stamps.kind != wire::ArgKind::Device) return nullptr;
-  return static_cast<unsigned long long*>(open_device_argument(request.stamps));
+// Records the stop event after the call; a no-op for an untimed request.
+void stop_call_clock() {
+  CallClock& clock = call_clock();
+  start_call_clock();  // a no-op unless the invoker never reached the call
+  if (clock.started) (void)cudaEventRecord(clock.stop, nullptr);
+}
+
+// The timed call's time once its work is finished (after finish_gpu_work), or -1.
+double call_clock_ms() {
+  CallClock& clock = call_clock();
+  float ms = -1.0f;
+  if (!clock.started || cudaEventElapsedTime(&ms, clock.start, clock.stop) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1.0;
+  }
+  return ms;
 }
 
 // Waits for the next request: spins while the judge times calls, else sleeps soon.
@@ -247,9 +269,11 @@ void* open_host_argument(const wire::Arg& arg) {
 void note_returned_error() { returned_error() = true; }
 
 void start_call_clock() {
-  unsigned long long*& stamp = pending_start_stamp();
-  if (stamp != nullptr) labkit_stamp_kernel<<<1, 1>>>(stamp);
-  stamp = nullptr;
+  CallClock& clock = call_clock();
+  if (!clock.pending) return;
+  clock.pending = false;
+  (void)lab::launch_timing_lead();  // as a direct bench does (lab/timing_lead.h)
+  clock.started = cudaEventRecord(clock.start, nullptr) == cudaSuccess;
 }
 
 void* open_device_argument(const wire::Arg& arg) {
@@ -302,6 +326,8 @@ int worker_main(int argc, char** argv) {
   lab::apply_gpu_wait(cudaDeviceScheduleSpin);  // where it fails, so does the next call, and says why
   cudaError_t status = cudaSetDevice(args.device);
   if (status == cudaSuccess) status = cudaFree(nullptr);  // creates the context before the sandbox closes
+  if (status == cudaSuccess) status = cudaEventCreate(&call_clock().start);
+  if (status == cudaSuccess) status = cudaEventCreate(&call_clock().stop);
   if (status != cudaSuccess && startup_error.empty()) {
     startup_error = std::string("the worker could not use the GPU: ") + cudaGetErrorName(status) + " (" +
                     cudaGetErrorString(status) + ")";
@@ -325,7 +351,9 @@ int worker_main(int argc, char** argv) {
     returned_error() = false;
     reply.message[0] = '\0';
     reply.nvariants = 0;
+    reply.elapsed_ms = -1.0;
     std::memset(reply.value, 0, sizeof reply.value);
+    arm_call_clock(request);
     bool exit_after_reply = false;
     switch (request.op) {
       case wire::Op::Hello:
@@ -358,11 +386,8 @@ int worker_main(int argc, char** argv) {
         try {
           if (registry == nullptr) throw BadRequest("no implementation library is loaded");
           if (found == invokers().end()) throw BadRequest(std::string("this worker has no interface function ") + what);
-          unsigned long long* stamps = stamps_of(request);
-          pending_start_stamp() = stamps;  // start_call_clock() launches it, after the decoding
-          found->second(*registry, request, reply);
-          start_call_clock();  // a no-op unless the invoker never reached the call
-          if (stamps != nullptr) labkit_stamp_kernel<<<1, 1>>>(stamps + 1);
+          found->second(*registry, request, reply);  // starts the clock once the arguments are decoded
+          stop_call_clock();
         } catch (const BadRequest& e) {
           reply.status = wire::Status::BadRequest;
           set_message(reply, e.what());
@@ -374,22 +399,17 @@ int worker_main(int argc, char** argv) {
           set_message(reply, std::string("an exception that is not a std::exception left ") + what);
         }
         finish_gpu_work(reply, what);
+        if (reply.status == wire::Status::Ok) reply.elapsed_ms = call_clock_ms();
         close_unused_mappings();
         exit_after_reply = reply.status == wire::Status::Fault;
         break;
       }
       case wire::Op::Noop: {
-        unsigned long long* stamps = nullptr;
-        try {
-          stamps = stamps_of(request);
-        } catch (const BadRequest& e) {
-          reply.status = wire::Status::BadRequest;
-          set_message(reply, e.what());
-        }
-        if (stamps != nullptr) labkit_stamp_kernel<<<1, 1>>>(stamps);
+        start_call_clock();
         labkit_noop_kernel<<<1, 1>>>();
-        if (stamps != nullptr) labkit_stamp_kernel<<<1, 1>>>(stamps + 1);
+        stop_call_clock();
         finish_gpu_work(reply, "the judge's empty kernel");
+        if (reply.status == wire::Status::Ok) reply.elapsed_ms = call_clock_ms();
         close_unused_mappings();
         exit_after_reply = reply.status == wire::Status::Fault;
         break;

@@ -29,6 +29,7 @@
 #include "lab/cuda_check.h"
 #include "lab/remote.h"
 #include "lab/sdk_timer.h"
+#include "lab/timing_lead.h"
 
 namespace lab::bench {
 namespace {
@@ -348,6 +349,10 @@ bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& 
     // An NVTX range named after the candidate, so that a profiler can pick one
     // candidate's kernels (`ncu --nvtx --nvtx-include "student/"`, grader profile); a
     // no-op without a profiler attached.
+    // A call made in this process is timed behind the lead (lab/timing_lead.h); one
+    // forwarded to a worker (known from the warm-up) gets its lead in the worker, right
+    // before the worker's own start event.
+    if (timed && !r.remote) LAB_CUDA_CHECK(launch_timing_lead());
     const auto host0 = Clock::now();
     {
       const NvtxRange range(r.c.name);
@@ -422,7 +427,7 @@ Boundary calibrate(Remote& remote, bool reference, DeviceBuffer<unsigned char>& 
     if (!sample(r, none, flush, &remote, true, static_cast<unsigned>(i), &used, nullptr, &fenced, &stamped)) {
       throw std::runtime_error("the boundary could not be calibrated: " + r.first_failure);
     }
-    if (stamped < 0) throw std::runtime_error("the boundary could not be calibrated: the worker wrote no clock stamps");
+    if (stamped < 0) throw std::runtime_error("the boundary could not be calibrated: the worker sent no clock stamps");
     if (i >= 5) gaps.push_back(fenced - stamped);  // the first few warm the path up
   }
   Boundary b;

@@ -45,9 +45,9 @@ struct RemoteSample {
   double gap_ms = 0.0;    ///< what their boundary costs as a rule (the calibration's median), summed
 };
 
-/// The GPU clock's stamps the workers wrote around the calls of one sample.
+/// The workers' clock stamps of the calls of one sample: their events' elapsed times.
 struct RemoteStamps {
-  bool valid = false;  ///< every call was stamped, in order
+  bool valid = false;  ///< every call came back with a plausible time
   double ms = 0.0;     ///< the stamped time, summed over the calls
 };
 
@@ -64,7 +64,7 @@ class Remote {
   /// bench's reference); null with `*error` set when it cannot be started.
   virtual const VariantRegistry* load_reference(const std::string& path, std::string* error) = 0;
   /// Timing mode on or off: workers spin between requests, each forwarded call is
-  /// bracketed by clock stamps in the worker, and ends with a fence in the judge's stream
+  /// bracketed by clock stamps (CUDA events) in the worker, and ends with a fence in the judge's stream
   /// that waits until the GPU is the judge's again.
   virtual void set_timing(bool on) = 0;
   /// Starts counting the forwarded calls of one sample (and clears the stamps).

@@ -22,7 +22,7 @@
 namespace lab::judge::wire {
 
 constexpr std::uint32_t kMagic = 0x4c424a44;  // "LBJD"
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
 constexpr int kMaxArgs = 16;
 constexpr int kNameBytes = 64;
 constexpr int kDescriptionBytes = 160;
@@ -76,12 +76,11 @@ struct Request {
   char variant[kNameBytes];
   std::uint32_t nargs;
   Arg args[kMaxArgs];
-  /// A timed call: the worker brackets it with two kernels that write the GPU's clock
-  /// (%globaltimer, ns) to `stamps` (two 64-bit words of the judge's memory). The judge
-  /// takes the stamps' difference as the call's time only where its own clock, which
-  /// the worker cannot touch, agrees (lab/remote.h, common/judge/session.cu).
+  /// A timed call: the worker brackets it with two CUDA events, as a direct bench does,
+  /// and replies with their elapsed time (Reply::elapsed_ms, its clock stamps). The judge
+  /// takes that time as the call's only where its own clock, which the worker cannot
+  /// touch, agrees (lab/remote.h, common/judge/session.cu).
   std::uint32_t timed;
-  Arg stamps;
 };
 
 struct VariantInfo {
@@ -96,6 +95,9 @@ struct Reply {
   std::uint32_t nvariants;
   VariantInfo variants[kMaxVariants];
   char message[kMessageBytes];  ///< an error, or the sandbox report (Hello)
+  /// A timed request: the time between the events around the call (ms); negative when
+  /// there is none (the call failed, or never started).
+  double elapsed_ms;
 };
 
 struct Channel {

@@ -34,9 +34,10 @@ void* open_device_argument(const wire::Arg& arg);
 /// BadRequest when it lies outside the arena (worker_main.cu).
 void* open_host_argument(const wire::Arg& arg);
 
-/// Starts the current call's clock (its first stamp) if a stamp is pending: right before
-/// the implementation is called, once the arguments are decoded, so that the stamps time
-/// the call and not the request's decoding, as a direct bench's events would (worker_main.cu).
+/// Starts the current call's clock (records its start event) if the request is timed:
+/// right before the implementation is called, once the arguments are decoded, so that
+/// the events time the call and not the request's decoding, as a direct bench's events
+/// would (worker_main.cu).
 void start_call_clock();
 
 /// Records that the current call returned a CUDA error as its result, so the runtime's

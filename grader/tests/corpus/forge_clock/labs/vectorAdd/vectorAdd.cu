@@ -1,12 +1,13 @@
 // Corpus case "forge_clock" (changing how time is measured): a slow kernel (each call
-// waits about a millisecond first), and a thread of the worker process that watches the
-// judge's channel and, each time the worker has answered a timed call, overwrites the
-// time the worker measured (`reply.elapsed_ms`, its clock stamps) with 1 µs before the
-// judge copies the reply. The thread starts from a constructor, when the library is
-// loaded: later the worker's sandbox allows no new threads. The judge's own clock, which this process cannot touch, still
+// waits about a millisecond first), and a thread of the worker process that, while the
+// judge times calls, keeps overwriting the time the worker measured (`reply.elapsed_ms`,
+// its clock stamps) with 1 µs, so that the judge copies the forged figure. The thread
+// starts from a constructor, when the library is loaded: later the worker's sandbox
+// allows no new threads. The judge's own clock, which this process cannot touch, still
 // sees the millisecond: it contradicts the forged stamps on every call, so the sample is
 // timed by the judge's clock, the lab is timed again, and the performance points are
 // withheld.
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,15 +38,12 @@ lab::judge::wire::Channel* channel() {
   return found;
 }
 
-// Rewrites every timed reply's measured time the moment the worker has posted it.
+// Keeps writing a tiny time into the reply while the judge times calls, so that the
+// store lands between the worker's own and the judge's copy of the reply.
 void forge_forever(lab::judge::wire::Channel* ch) {
-  std::uint32_t seen = ch->reply_seq.load();
+  volatile double* reported = &ch->reply.elapsed_ms;
   for (;;) {
-    const std::uint32_t now = ch->reply_seq.load();
-    if (now != seen) {
-      seen = now;
-      if (ch->hot.load() != 0) ch->reply.elapsed_ms = 0.001;
-    }
+    if (ch->hot.load(std::memory_order_relaxed) != 0) *reported = 0.001;
   }
 }
 

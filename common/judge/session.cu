@@ -60,6 +60,7 @@
 #include "lab/judge/proxy.h"
 #include "spin.h"
 #include "lab/remote.h"
+#include "lab/timing_lead.h"
 
 extern char** environ;
 
@@ -88,14 +89,6 @@ std::map<std::string, SlotBinder>& binders() {
 }
 
 __global__ void labkit_fence_kernel() {}
-
-__global__ void labkit_hold_kernel(unsigned long long nanoseconds) {
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < nanoseconds);
-}
 
 std::string bounded(const char* text, std::size_t size) { return std::string(text, strnlen(text, size)); }
 
@@ -627,7 +620,7 @@ class JudgeRemote final : public Remote {
     }
     return out;
   }
-  void hold_gpu() override { labkit_hold_kernel<<<1, 1>>>(static_cast<unsigned long long>(kHoldNs)); }
+  void hold_gpu() override { busy_wait_kernel<<<1, 1>>>(static_cast<unsigned long long>(kHoldNs)); }
   void noop(bool reference) override {
     wire::Request request{};
     request.op = wire::Op::Noop;

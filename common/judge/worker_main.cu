@@ -34,9 +34,9 @@
 
 #include "lab/device.h"
 #include "lab/judge/wire.h"
-#include "spin.h"
-#include "lab/timing_lead.h"
 #include "lab/judge/worker.h"
+#include "lab/timing_lead.h"
+#include "spin.h"
 #include "sandbox.h"
 
 namespace lab::judge {
@@ -139,9 +139,7 @@ void arm_call_clock(const wire::Request& request) {
 
 // Records the stop event after the call; a no-op for an untimed request.
 void stop_call_clock() {
-  CallClock& clock = call_clock();
-  start_call_clock();  // a no-op unless the invoker never reached the call
-  if (clock.started) (void)cudaEventRecord(clock.stop, nullptr);
+  if (call_clock().started) (void)cudaEventRecord(call_clock().stop, nullptr);
 }
 
 // The timed call's time once its work is finished (after finish_gpu_work), or -1.

@@ -346,14 +346,14 @@ bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& 
     cudaEvent_t start, stop;
     LAB_CUDA_CHECK(cudaEventCreate(&start));
     LAB_CUDA_CHECK(cudaEventCreate(&stop));
-    // An NVTX range named after the candidate, so that a profiler can pick one
-    // candidate's kernels (`ncu --nvtx --nvtx-include "student/"`, grader profile); a
-    // no-op without a profiler attached.
     // A call made in this process is timed behind the lead (lab/timing_lead.h); one
     // forwarded to a worker (known from the warm-up) gets its lead in the worker, right
     // before the worker's own start event.
     if (timed && !r.remote) LAB_CUDA_CHECK(launch_timing_lead());
     const auto host0 = Clock::now();
+    // An NVTX range named after the candidate, so that a profiler can pick one
+    // candidate's kernels (`ncu --nvtx --nvtx-include "student/"`, grader profile); a
+    // no-op without a profiler attached.
     {
       const NvtxRange range(r.c.name);
       LAB_CUDA_CHECK(cudaEventRecord(start, nullptr));

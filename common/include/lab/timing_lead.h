@@ -24,16 +24,16 @@ namespace lab {
 /// start event and launch a call's first kernels.
 constexpr unsigned long long kTimingLeadNs = 20000;
 
-namespace timing_lead_detail {
-// Internal linkage: the bench library and the worker program each get their own copy.
-static __global__ void lead_kernel(unsigned long long nanoseconds) {
+/// Each thread waits `nanoseconds` by the GPU's clock: the lead, and the judge's hold
+/// (common/judge/session.cu). Internal linkage: every program that includes this header
+/// gets its own copy.
+static __global__ void busy_wait_kernel(unsigned long long nanoseconds) {
   unsigned long long start = 0, now = 0;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
   do {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
   } while (now - start < nanoseconds);
 }
-}  // namespace timing_lead_detail
 
 /// Launches the lead on the default stream (the stream a timed call's events use).
 /// Returns the launch's status; a lead that cannot be launched only costs the fairness
@@ -48,7 +48,7 @@ inline cudaError_t launch_timing_lead() {
   if (status != cudaSuccess) return status;
   constexpr int kThreads = 256;  // divides every GPU's thread slots per SM
   const int blocks = sms * (threads_per_sm / kThreads);
-  timing_lead_detail::lead_kernel<<<blocks, kThreads>>>(kTimingLeadNs);
+  busy_wait_kernel<<<blocks, kThreads>>>(kTimingLeadNs);
   return cudaGetLastError();
 }
 

@@ -63,6 +63,13 @@ DEFAULTS: dict[str, Any] = {
         # them): a number, or "auto" (one per 20 s the lab's tests took last time, at most
         # 3), so that one long lab does not hold up the end of the test phase.
         "test_shards": 1,
+        # CUDA_DEVICE_MAX_CONNECTIONS for the tests and the sanitizer (0: the driver's
+        # default, 8). Each connection is a hardware queue the driver sets up in every new
+        # CUDA context, and contexts start one at a time in the driver: with 1, the judge
+        # programs and workers of labs tested side by side start about 3x faster. Streams
+        # then share one queue (their work stays correct, it only overlaps less). Benches
+        # always run with the driver's default.
+        "test_device_connections": 1,
         # Compile students' files where they can read only the toolchain, the system, the
         # kit's headers and build folder and their own folder (Linux Landlock): "auto" (where
         # the kernel has it and the kit's own file compiles inside it) or false.
@@ -295,6 +302,8 @@ _GRADER_KEYS: dict[str, Check] = {
     "compile_jail": (lambda v: v == "auto" or v is False, '"auto" or false'),
     "test_shards": (lambda v: v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 16),
                     '"auto" or a whole number from 1 to 16'),
+    "test_device_connections": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 32,
+                                "a whole number from 0 (the driver's default) to 32"),
     "configure_timeout_s": _TIMEOUT,
     "test_timeout_s": _TIMEOUT,
     "bench_timeout_s": _TIMEOUT,

@@ -739,7 +739,7 @@ def test_lab(options: Options, lab: str, kit: KitBuild, student: build.StudentBu
     with clocked(result, "tests"):
         tests = gtest.run_tests(test_bin, seed=options.seed, timeout=options.config.grader["test_timeout_s"],
                                 json_path=options.results_dir / f"{lab}.gtest.json", cwd=options.root,
-                                extra_args=judge_args, shards=result.test_shards)
+                                extra_args=judge_args, shards=result.test_shards, env=testing_environment(options))
     result.reproduce["test"] = tests.command
     result.correctness = score.score_correctness(tests.tests, settings)
     for row in result.correctness.tests:
@@ -967,13 +967,23 @@ def run_sanitizer(options: Options, result: LabResult, test_bin: Path, judge_arg
     found = sanitize.run(test_bin, tools=settings.sanitizer_tools, test_filter=settings.sanitizer_filter,
                          seed=options.seed, timeout=options.config.grader["sanitizer_timeout_s"],
                          root=options.work_dir, cwd=options.root, sanitizer=tool, extra_args=judge_args,
-                         log_dir=options.results_dir / f"{result.lab}.sanitizer", only=worker_program(result.lab))
+                         log_dir=options.results_dir / f"{result.lab}.sanitizer", only=worker_program(result.lab),
+                         env=testing_environment(options))
     result.sanitizer = found
     if found.runs:  # the command of the first tool that found something, else the first tool's
         first = next((run for run in found.runs if run.status == "errors"), found.runs[0])
         result.reproduce["sanitizer"] = first.command
     result.notes += [run.note for run in found.runs if run.note]
     stage(f"{len(found.findings)} sanitizer finding(s)" if found.findings else "clean")
+
+
+def testing_environment(options: Options) -> dict[str, str]:
+    """Environment overrides of the test and sanitizer runs (never of a bench): the config's
+    `test_device_connections` as CUDA_DEVICE_MAX_CONNECTIONS. The driver starts CUDA contexts
+    one at a time and sets up every hardware queue of each: fewer queues let the judge
+    programs and workers of labs tested side by side start sooner."""
+    connections = options.config.grader.get("test_device_connections", 0)
+    return {"CUDA_DEVICE_MAX_CONNECTIONS": str(connections)} if connections else {}
 
 
 def worker_program(lab: str) -> str:
@@ -1006,7 +1016,7 @@ def check_fixes(options: Options, result: LabResult, test_bin: Path, judge_args:
             test_bin, tools=list(variant.sanitizer), test_filter=variants.test_filter(variant), seed=options.seed,
             timeout=options.config.grader["sanitizer_timeout_s"], root=options.work_dir, cwd=options.root,
             sanitizer=tool, extra_args=judge_args, log_dir=options.results_dir / f"{result.lab}.{variant.name}",
-            only=worker_program(result.lab))
+            only=worker_program(result.lab), env=testing_environment(options))
 
     if wanted:  # each exercise's own run, side by side
         with concurrent.futures.ThreadPoolExecutor(max_workers=len(wanted)) as pool:

@@ -18,7 +18,7 @@ import concurrent.futures
 import json
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,9 +98,11 @@ class TestRun:
 
 
 def run_tests(binary: Path, *, seed: int, timeout: float, json_path: Path, cwd: Path | None = None,
-              extra_args: list[str] | None = None, shards: int = 1) -> TestRun:
+              extra_args: list[str] | None = None, shards: int = 1,
+              env: Mapping[str, str] | None = None) -> TestRun:
     """List the tests of `binary`, run them with the grading seed and classify the outcome.
-    `extra_args` go first (the judge's --impl=...). With `shards` > 1 the listed tests are
+    `extra_args` go first (the judge's --impl=...); `env` holds environment overrides for
+    every process, and the reproduce commands name them. With `shards` > 1 the listed tests are
     dealt round-robin to that many processes run side by side, each named in its own
     --gtest_filter (every test still runs whole, in a process of its own kind), and the
     outcomes are merged: the lab ends as the worst shard did (TIMEOUT, CRASH, ERROR),
@@ -108,16 +110,18 @@ def run_tests(binary: Path, *, seed: int, timeout: float, json_path: Path, cwd: 
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.unlink(missing_ok=True)  # a stale file must not pass for this run's
     extra = list(extra_args or [])
-    command = proc.command_string([binary, *extra, f"--seed={seed}"])
-    listed = list_tests(binary, seed=seed, timeout=min(timeout, LIST_TIMEOUT_S), cwd=cwd, extra_args=extra)
+    env = dict(env or {})
+    command = proc.command_string([binary, *extra, f"--seed={seed}"], env)
+    env["LABKIT_SEED"] = str(seed)
+    listed = list_tests(binary, seed=seed, timeout=min(timeout, LIST_TIMEOUT_S), cwd=cwd, extra_args=extra, env=env)
     groups = [listed[k::shards] for k in range(shards)] if listed and shards > 1 else []
     groups = [g for g in groups if g]
     if len(groups) > 1:
         return _run_shards(binary, groups, listed, seed=seed, timeout=timeout, json_path=json_path, cwd=cwd,
-                           extra=extra, command=command)
+                           extra=extra, command=command, env=env)
     try:
         result = proc.run([binary, *extra, f"--gtest_output=json:{json_path}", f"--seed={seed}"],
-                          timeout=timeout, env={"LABKIT_SEED": str(seed)}, cwd=cwd)
+                          timeout=timeout, env=env, cwd=cwd)
     except proc.LaunchError as exc:
         return TestRun(status.ERROR, f"{exc}: rebuild the lab, or check the file's permissions",
                        command=command)
@@ -129,7 +133,8 @@ _SHARD_PRECEDENCE = (status.TIMEOUT, status.CRASH, status.ERROR)
 
 
 def _run_shards(binary: Path, groups: list[list[str]], listed: list[str], *, seed: int, timeout: float,
-                json_path: Path, cwd: Path | None, extra: list[str], command: str) -> TestRun:
+                json_path: Path, cwd: Path | None, extra: list[str], command: str,
+                env: Mapping[str, str]) -> TestRun:
     """run_tests over `groups` of the `listed` tests, one process each, side by side; one
     TestRun with the tests in listed order."""
     def one(k: int) -> TestRun:
@@ -138,7 +143,7 @@ def _run_shards(binary: Path, groups: list[list[str]], listed: list[str], *, see
         try:
             result = proc.run([binary, *extra, f"--gtest_output=json:{path}", f"--seed={seed}",
                                "--gtest_filter=" + ":".join(groups[k])],
-                              timeout=timeout, env={"LABKIT_SEED": str(seed)}, cwd=cwd)
+                              timeout=timeout, env=env, cwd=cwd)
         except proc.LaunchError as exc:
             return TestRun(status.ERROR, f"{exc}: rebuild the lab, or check the file's permissions", command=command)
         return classify(result, _read_json(path), timeout=timeout, command=command, listed=groups[k])
@@ -158,11 +163,11 @@ def _run_shards(binary: Path, groups: list[list[str]], listed: list[str], *, see
 
 
 def list_tests(binary: Path, *, seed: int, timeout: float, cwd: Path | None = None,
-               extra_args: list[str] | None = None) -> list[str] | None:
+               extra_args: list[str] | None = None, env: Mapping[str, str] | None = None) -> list[str] | None:
     """The tests `binary` would run (`--gtest_list_tests`), or None when it cannot say."""
     try:
         result = proc.run([binary, *(extra_args or []), "--gtest_list_tests", f"--seed={seed}"], timeout=timeout,
-                          env={"LABKIT_SEED": str(seed)}, cwd=cwd)
+                          env={**(env or {}), "LABKIT_SEED": str(seed)}, cwd=cwd)
     except proc.LaunchError:
         return None
     if result.timed_out or result.returncode != 0 or result.stdout_cut:

@@ -16,6 +16,7 @@ import concurrent.futures
 import os
 import re
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,7 +148,7 @@ def find_sanitizer() -> Path | None:
 def run(binary: Path, *, tools: list[str], test_filter: str, seed: int, timeout: float,
         root: Path | None = None, cwd: Path | None = None, sanitizer: Path | None = None,
         extra_args: list[str] | None = None, log_dir: Path | None = None,
-        only: str | None = None) -> SanitizerResult:
+        only: str | None = None, env: Mapping[str, str] | None = None) -> SanitizerResult:
     """Run each tool on `binary` with `--gtest_filter=test_filter`; file paths in findings are
     made relative to `root`. `extra_args` go to the binary first (the judge's --impl=...).
 
@@ -156,7 +157,7 @@ def run(binary: Path, *, tools: list[str], test_filter: str, seed: int, timeout:
     which the student's code can print into, never counts. With `only` (the worker
     program's name) it checks that process alone: the student's code runs nowhere else,
     and instrumenting the judge's own kernels (poisoning, checks, CUB) cost most of a
-    run's time."""
+    run's time. `env` holds environment overrides (the reproduce commands name them)."""
     sanitizer = sanitizer or find_sanitizer()
     if sanitizer is None:
         return not_found(test_filter)
@@ -164,7 +165,7 @@ def run(binary: Path, *, tools: list[str], test_filter: str, seed: int, timeout:
     def one(tool: str) -> ToolRun:
         return run_tool(sanitizer, tool, binary, test_filter=test_filter, seed=seed, timeout=timeout,
                         root=root, cwd=cwd, extra_args=extra_args,
-                        log_file=log_dir / f"{tool}.log" if log_dir is not None else None, only=only)
+                        log_file=log_dir / f"{tool}.log" if log_dir is not None else None, only=only, env=env)
 
     # The tools side by side: each is a process of its own with its own contexts, and most
     # of a run is the tool's start-up, not the GPU's work.
@@ -182,7 +183,8 @@ def not_found(test_filter: str = "") -> SanitizerResult:
 
 def run_tool(sanitizer: Path, tool: str, binary: Path, *, test_filter: str, seed: int, timeout: float,
              root: Path | None = None, cwd: Path | None = None, extra_args: list[str] | None = None,
-             log_file: Path | None = None, only: str | None = None) -> ToolRun:
+             log_file: Path | None = None, only: str | None = None,
+             env: Mapping[str, str] | None = None) -> ToolRun:
     """One tool on the filtered tests, classified; with `log_file` it follows child processes,
     with `only` too it checks only the processes of that program name."""
     args: list[str | Path] = [sanitizer, "--tool", tool, "--error-exitcode", str(ERROR_EXIT),
@@ -194,7 +196,7 @@ def run_tool(sanitizer: Path, tool: str, binary: Path, *, test_filter: str, seed
         if only:
             args += ["--target-processes-filter", only]
     args += [binary, *(extra_args or []), f"--gtest_filter={test_filter}", f"--seed={seed}"]
-    env = {"LABKIT_SEED": str(seed)}
+    env = {**(env or {}), "LABKIT_SEED": str(seed)}
     try:
         result = proc.run(args, timeout=timeout, env=env, cwd=cwd)
     except proc.LaunchError as exc:

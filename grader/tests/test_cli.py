@@ -104,8 +104,9 @@ class CliTestCase(unittest.TestCase):
         fake_libraries(self.build, ["vectorAdd", "reduction", "scan"])
 
     def judge(self, lab: str, seed: int) -> str:
-        """The start of a reproduce command of lab's judge test program."""
-        return (f"{self.bin / (lab + '_judge_test')} --impl={self.build / 'lib' / ('lib' + lab + '_student.so')} "
+        """The start of a reproduce command of lab's judge test program (with the environment
+        the grader gives the tests: test_device_connections' default)."""
+        return (f"CUDA_DEVICE_MAX_CONNECTIONS=1 {self.bin / (lab + '_judge_test')} --impl={self.build / 'lib' / ('lib' + lab + '_student.so')} "
                 f"--call-timeout=60 --seed={seed}")
 
     def main(self, *args: str, sanitizer: bool = False, gpu_check: bool = False) -> tuple[int, str, str]:

@@ -141,6 +141,15 @@ class ConfigErrorTest(ConfigTestCase):
         self.assertConfigError("[labs.sort]\ncorrectness_points = -5\n", "[labs.sort] correctness_points",
                                "points >= 0", "-5")
 
+    def test_device_connections(self):
+        for bad in ("-1", "33", "true", '"1"', "1.5"):
+            with self.subTest(value=bad):
+                self.assertConfigError(f"[grader]\ntest_device_connections = {bad}\n", "test_device_connections",
+                                       "from 0 (the driver's default) to 32")
+        self.assertEqual(config.load(None).grader["test_device_connections"], 1)
+        loaded = config.load(self.write("[grader]\ntest_device_connections = 0\n"))
+        self.assertEqual(loaded.grader["test_device_connections"], 0)
+
     def test_zero_timeout(self):
         self.assertConfigError("[grader]\nbench_timeout_s = 0\n", "bench_timeout_s")
 

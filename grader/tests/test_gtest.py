@@ -4,9 +4,11 @@ pass, hang, crash, flood stdout or find no GPU."""
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import time
 import unittest
+from unittest import mock
 from pathlib import Path
 
 from grader import gtest, status
@@ -222,11 +224,13 @@ class FakeBinaryTest(unittest.TestCase):
 
 # A fake test binary that honours --gtest_filter (a ':'-list of exact names) and
 # --gtest_list_tests: a test whose name has "Fail" fails, "Crash" crashes the process,
-# "Hang" never ends. Each run appends its filter to ARGV_LOG.
+# "Hang" never ends. Each run appends its filter to the log, and every process (listing
+# too) its CUDA_DEVICE_MAX_CONNECTIONS to the log's ".env" file.
 FILTERING_GTEST = """
 import json, os, signal, sys, time
 NAMES = {names!r}
 args = sys.argv[1:]
+open({log!r} + ".env", "a").write(os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", "unset") + "\\n")
 if "--gtest_list_tests" in args:
     suite = None
     for name in NAMES:
@@ -267,9 +271,29 @@ class ShardTest(unittest.TestCase):
         self.dir = Path(tmp.name)
         self.log = self.dir / "filters"
 
-    def run_sharded(self, names: list[str], shards: int, timeout: float = 20) -> gtest.TestRun:
+    def run_sharded(self, names: list[str], shards: int, timeout: float = 20,
+                    env: dict[str, str] | None = None) -> gtest.TestRun:
         binary = write_script(self.dir / "t", FILTERING_GTEST.format(names=names, log=str(self.log)))
-        return gtest.run_tests(binary, seed=7, timeout=timeout, json_path=self.dir / "lab.gtest.json", shards=shards)
+        return gtest.run_tests(binary, seed=7, timeout=timeout, json_path=self.dir / "lab.gtest.json", shards=shards,
+                               env=env)
+
+    # The grader's overrides (CUDA_DEVICE_MAX_CONNECTIONS) reach every process of the run,
+    # the listing too, and the reproduce command names them, so that it runs the same way.
+    def test_environment_reaches_every_process(self):
+        for shards in (1, 3):
+            with self.subTest(shards=shards):
+                (self.dir / "filters.env").unlink(missing_ok=True)
+                run = self.run_sharded(self.NAMES, shards, env={"CUDA_DEVICE_MAX_CONNECTIONS": "1"})
+                self.assertIs(run.status, status.PASS, run.message)
+                self.assertEqual((self.dir / "filters.env").read_text().split(), ["1"] * (1 + shards))
+                self.assertTrue(run.command.startswith("CUDA_DEVICE_MAX_CONNECTIONS=1 "), run.command)
+                self.assertTrue(run.reproduce("A.one").startswith("CUDA_DEVICE_MAX_CONNECTIONS=1 "))
+        (self.dir / "filters.env").unlink()
+        with mock.patch.dict(os.environ):
+            os.environ.pop("CUDA_DEVICE_MAX_CONNECTIONS", None)
+            run = self.run_sharded(self.NAMES, 1)
+        self.assertEqual((self.dir / "filters.env").read_text().split(), ["unset"] * 2)
+        self.assertFalse(run.command.startswith("CUDA_"), run.command)
 
     def test_every_test_runs_once_in_list_order(self):
         run = self.run_sharded(self.NAMES, 3)

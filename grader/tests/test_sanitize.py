@@ -36,7 +36,8 @@ FAKE_SANITIZER = f"""
     assert "--report-api-errors" in args and any(a.startswith("--gtest_filter=") for a in args), args
     assert any(a.startswith("--seed=") for a in args) and any(a.endswith("_test") and os.path.exists(a)
                                                              for a in args), args
-    open(os.environ["FAKE_SANITIZER_LOG"], "a").write(" ".join(args) + "\\n")
+    connections = os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", "unset")
+    open(os.environ["FAKE_SANITIZER_LOG"], "a").write(f"connections={{connections}} " + " ".join(args) + "\\n")
     if os.environ.get("FAKE_SANITIZER_SPANS"):  # when each tool started and ended
         import time
         spans = open(os.environ["FAKE_SANITIZER_SPANS"], "a")
@@ -263,6 +264,26 @@ class GradeWithSanitizerTest(FakeSanitizerTestCase):
         self.assertEqual(self.report()["labs"][0]["total"], 100.0)
         self.assertEqual(len(self.calls()), 1)
         self.assertIn("--gtest_filter=*Mine*", self.calls()[0])
+
+    # The tools and the tests run with the config's test_device_connections (1 unless set)
+    # as CUDA_DEVICE_MAX_CONNECTIONS, and their reproduce commands say so; 0 leaves the
+    # driver's default; the bench never gets it.
+    def test_device_connections(self):
+        os.environ.pop("CUDA_DEVICE_MAX_CONNECTIONS", None)
+        self.main("--no-build", "--seed", "5", "vectorAdd", sanitizer=True)
+        lab = self.report()["labs"][0]
+        self.assertEqual([call.split()[0] for call in self.calls()], ["connections=1"] * 3)
+        self.assertTrue(lab["reproduce"]["test"].startswith("CUDA_DEVICE_MAX_CONNECTIONS=1 "), lab["reproduce"])
+        self.assertTrue(lab["reproduce"]["sanitizer"].startswith("CUDA_DEVICE_MAX_CONNECTIONS=1 "), lab["reproduce"])
+        self.assertNotIn("CUDA_DEVICE_MAX_CONNECTIONS", lab["reproduce"]["bench"])
+        self.assertNotIn("CUDA_DEVICE_MAX_CONNECTIONS", os.environ)  # set for those processes only
+        self.log.unlink()
+        config = self.tmp / "c.toml"
+        config.write_text("[grader]\ntest_device_connections = 0\n")
+        self.main("--no-build", "--seed", "5", "--config", str(config), "vectorAdd", sanitizer=True)
+        lab = self.report()["labs"][0]
+        self.assertEqual([call.split()[0] for call in self.calls()], ["connections=unset"] * 3)
+        self.assertFalse(lab["reproduce"]["test"].startswith("CUDA_"), lab["reproduce"])
 
     # By default the stage waits for all tests to pass; "always" runs it on a PARTIAL lab.
     def test_when_tests_fail(self):

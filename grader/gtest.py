@@ -5,10 +5,10 @@ the test that was running is then read from the `[ RUN      ]` lines of stdout
 (CONTRACT.md). GoogleTest 1.12 writes no skip message into the JSON at all, 1.14 puts
 it under "skipped"; both are read, with stdout as the fallback.
 
-Points come from the JSON only (stdout is the student's to print into). The tests are
-listed first (`--gtest_list_tests`), so a test binary that ends early, e.g. through an
-`exit(0)` in the student's code, cannot pass for one whose tests all ran: every listed
-test without a result counts as failed. A failure whose message names a GPU fault
+Points come from the JSON only (stdout is the student's to print into). The binary lists
+the tests it will run as it starts them (`--list-file`; with `--gtest_list_tests` before
+a sharded run, or when it wrote no list), so a test binary that ends early cannot pass
+for one whose tests all ran: every listed test without a result counts as failed. A failure whose message names a GPU fault
 (illegal address, launch failure, ...) is marked as one.
 """
 
@@ -113,19 +113,37 @@ def run_tests(binary: Path, *, seed: int, timeout: float, json_path: Path, cwd: 
     env = dict(env or {})
     command = proc.command_string([binary, *extra, f"--seed={seed}"], env)
     env["LABKIT_SEED"] = str(seed)
-    listed = list_tests(binary, seed=seed, timeout=min(timeout, LIST_TIMEOUT_S), cwd=cwd, extra_args=extra, env=env)
-    groups = [listed[k::shards] for k in range(shards)] if listed and shards > 1 else []
-    groups = [g for g in groups if g]
-    if len(groups) > 1:
-        return _run_shards(binary, groups, listed, seed=seed, timeout=timeout, json_path=json_path, cwd=cwd,
-                           extra=extra, command=command, env=env)
+    if shards > 1:
+        listed = list_tests(binary, seed=seed, timeout=min(timeout, LIST_TIMEOUT_S), cwd=cwd, extra_args=extra,
+                            env=env)
+        groups = [g for g in ([listed[k::shards] for k in range(shards)] if listed else []) if g]
+        if len(groups) > 1:
+            return _run_shards(binary, groups, listed, seed=seed, timeout=timeout, json_path=json_path, cwd=cwd,
+                               extra=extra, command=command, env=env)
+    # One process: the binary writes the list of what it will run itself (--list-file),
+    # which saves a second start of the judge and its worker only to list the tests.
+    list_path = json_path.with_name(json_path.name + ".list")
+    list_path.unlink(missing_ok=True)
     try:
-        result = proc.run([binary, *extra, f"--gtest_output=json:{json_path}", f"--seed={seed}"],
-                          timeout=timeout, env=env, cwd=cwd)
+        result = proc.run([binary, *extra, f"--gtest_output=json:{json_path}", f"--list-file={list_path}",
+                           f"--seed={seed}"], timeout=timeout, env=env, cwd=cwd)
     except proc.LaunchError as exc:
         return TestRun(status.ERROR, f"{exc}: rebuild the lab, or check the file's permissions",
                        command=command)
+    listed = _read_list(list_path)
+    if listed is None:  # it ended before the list was written (or cannot write one): ask it
+        listed = list_tests(binary, seed=seed, timeout=min(timeout, LIST_TIMEOUT_S), cwd=cwd, extra_args=extra,
+                            env=env)
     return classify(result, _read_json(json_path), timeout=timeout, command=command, listed=listed)
+
+
+def _read_list(path: Path) -> list[str] | None:
+    """The names in a --list-file (one `Suite.Name` per line), or None when it was not written."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return None
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 # The order in which a shard's ending decides the lab's: a hang first, then a crash.

@@ -19,6 +19,7 @@ import fnmatch
 import json
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -192,7 +193,37 @@ def _check_tests(lab_name: str, binary: str, root: Path) -> int:
               "tail sizes instead")
     if not missing:
         print(f"{lab_name}: {len(lab.sanitizer_tests)} sanitizer test pattern(s), each matches a test")
-    return 1 if missing else 0
+    disagree = _check_list_file(binary)
+    return 1 if missing or disagree else 0
+
+
+# The CPU tests: they run in a moment on any machine, with or without a GPU.
+_LIST_CHECK_FILTER = "*Cpu*:-*Gpu*"
+
+
+def _check_list_file(binary: str) -> bool:
+    """Whether the list the binary writes as it runs (--list-file, which the grader reads)
+    disagrees with its --gtest_list_tests (printed when it does)."""
+    from grader.gtest import parse_test_list
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tests.list"
+        try:
+            listed = subprocess.run([binary, "--gtest_list_tests", f"--gtest_filter={_LIST_CHECK_FILTER}"],
+                                    capture_output=True, text=True, timeout=60)
+            subprocess.run([binary, f"--gtest_filter={_LIST_CHECK_FILTER}", f"--list-file={path}"],
+                           capture_output=True, text=True, timeout=120)
+            written = path.read_text().split() if path.is_file() else None
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            print(f"cannot run {binary}: {exc}", file=sys.stderr)
+            return True
+    expected = parse_test_list(listed.stdout)
+    if written != expected:
+        print(f"{Path(binary).name} --list-file wrote {written if written is None else len(written)} test name(s), "
+              f"--gtest_list_tests listed {len(expected)}: the grader would count tests that never ran wrongly",
+              file=sys.stderr)
+        return True
+    print(f"{Path(binary).name}: --list-file agrees with --gtest_list_tests ({len(expected)} CPU tests)")
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:

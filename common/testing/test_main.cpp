@@ -14,10 +14,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lab/data.h"
@@ -34,6 +36,8 @@ void usage(const char* program, FILE* out) {
                "  --seed N, --seed=N     the data seed (a whole number; default: LABKIT_SEED, else 1)\n"
                "  --gtest_filter=PATTERN run only the tests that match, e.g. '*n_1025*' or '*Gpu*'\n"
                "  --gtest_list_tests     list the tests without running them\n"
+               "  --list-file=PATH       also write the names of the tests this run will run to PATH,\n"
+               "                         one Suite.Name per line, before the first one starts\n"
                "  --help                 this text, then GoogleTest's own options\n",
                program);
   if (lab::remote() != nullptr) {
@@ -60,6 +64,40 @@ void usage(const char* program, FILE* out) {
 // CTest runs them alone (RUN_SERIAL).
 constexpr const char* kOwnBuildOnly = "OwnBuildOnly";
 
+// --list-file: the tests the run will run, written once GoogleTest has applied the filter
+// and before the first test starts. The grader reads it after the run to tell a test that
+// never ran (the program ended first) from one that was not asked for, without a second
+// process that would start the worker only to list the tests. Written to a temporary name
+// and renamed: a file that exists is whole.
+class ListWriter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit ListWriter(std::string path) : m_path(std::move(path)) {}
+
+  void OnTestIterationStart(const ::testing::UnitTest& unit_test, int iteration) override {
+    if (iteration != 0) return;
+    const std::string partial = m_path + ".partial";
+    FILE* out = std::fopen(partial.c_str(), "w");
+    if (out == nullptr) {
+      std::fprintf(stderr, "[labkit] cannot write the test list to %s: %s\n", partial.c_str(), std::strerror(errno));
+      return;
+    }
+    for (int i = 0; i < unit_test.total_test_suite_count(); ++i) {
+      const ::testing::TestSuite* suite = unit_test.GetTestSuite(i);
+      for (int j = 0; j < suite->total_test_count(); ++j) {
+        const ::testing::TestInfo* test = suite->GetTestInfo(j);
+        if (test->should_run()) std::fprintf(out, "%s.%s\n", test->test_suite_name(), test->name());
+      }
+    }
+    const bool written = std::fclose(out) == 0;
+    if (!written || std::rename(partial.c_str(), m_path.c_str()) != 0) {
+      std::fprintf(stderr, "[labkit] cannot write the test list to %s: %s\n", m_path.c_str(), std::strerror(errno));
+    }
+  }
+
+ private:
+  std::string m_path;
+};
+
 void leave_out_own_build_tests() {
   std::string filter = GTEST_FLAG_GET(filter);
   const std::string pattern = std::string("*") + kOwnBuildOnly + "*";
@@ -75,6 +113,7 @@ int main(int argc, char** argv) {
   remote_options.sync_launches = true;
   std::vector<char*> gtest_args = {argv[0]};
   bool help = false;
+  std::string list_file;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     const auto eq = arg.find('=');
@@ -93,6 +132,9 @@ int main(int argc, char** argv) {
                                            [&](const lab::RemoteOptionSpec& spec) { return arg == spec.name; });
     if (arg.rfind("--gtest_", 0) == 0) {
       gtest_args.push_back(argv[i]);
+    } else if (arg == "--list-file") {
+      list_file = take();
+      if (list_file.empty()) bad_option(program, "--list-file needs a path");
     } else if (arg == "--help" || arg == "-h") {
       help = true;
     } else if (arg == "--seed") {
@@ -161,5 +203,6 @@ int main(int argc, char** argv) {
   int n = static_cast<int>(gtest_args.size());
   ::testing::InitGoogleTest(&n, gtest_args.data());
   if (lab::remote() != nullptr) leave_out_own_build_tests();
+  if (!list_file.empty()) ::testing::UnitTest::GetInstance()->listeners().Append(new ListWriter(list_file));
   return RUN_ALL_TESTS();
 }

@@ -330,6 +330,25 @@ class ShardTest(unittest.TestCase):
         self.assertEqual(run.running_test, "A.Hangs")
         self.assertEqual({t.name: t.outcome for t in run.tests}["A.three"], "passed")
 
+    # In one process the binary lists what it runs itself (--list-file): no second process
+    # only to list, and a test it never reached (it exited first) still fails.
+    def test_one_process_lists_its_tests_itself(self):
+        marker = '"unset") + "\\n")\n'  # after the line that logs every process
+        script = FILTERING_GTEST.replace(marker, marker + (
+            "listing = next((a.split('=', 1)[1] for a in args if a.startswith('--list-file=')), None)\n"
+            "if listing and '--gtest_list_tests' not in args:\n"
+            "    open(listing, 'w').write('\\n'.join(NAMES) + '\\n')\n"
+            "if 'A.three' in NAMES and '--gtest_list_tests' not in args:\n"
+            "    print('[ RUN      ] A.one', flush=True)\n"
+            "    sys.exit(0)\n"), 1)
+        binary = write_script(self.dir / "t", script.format(names=self.NAMES, log=str(self.log)))
+        run = gtest.run_tests(binary, seed=7, timeout=20, json_path=self.dir / "lab.gtest.json")
+        self.assertEqual((self.dir / "filters.env").read_text().split(), ["unset"])  # one process only
+        self.assertIs(run.status, status.CRASH, run.message)  # exit 0 without its JSON
+        self.assertEqual([t.name for t in run.tests], self.NAMES)
+        self.assertTrue(all(t.outcome == "failed" for t in run.tests))
+        self.assertEqual((self.dir / "lab.gtest.json.list").read_text().split(), self.NAMES)
+
     def test_more_shards_than_tests(self):
         run = self.run_sharded(["A.one", "A.two"], 8)
         self.assertIs(run.status, status.PASS, run.message)

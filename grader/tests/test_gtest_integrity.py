@@ -3,13 +3,15 @@ as failed (exit(0) in the student's code), and GPU faults are marked per test.""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import tempfile
 import unittest
 from pathlib import Path
 
-from grader import gtest, status
+from grader import gtest, manifest, status
 from grader.proc import ProcResult
-from grader.tests.helpers import fake_gtest, gtest_listing
+from grader.tests.helpers import fake_gtest, gtest_listing, write_script
 
 PASSING = ["CpuReference.WorkedExample", "CpuReference.EmptyInput", "Sizes/SumTest.MatchesCpu/0",
            "Sizes/SumTest.MatchesCpu/1"]
@@ -31,6 +33,28 @@ class ListTest(unittest.TestCase):
                 + "Typed/0.  # TypeParam = int\n  Works\nDISABLED_C.\n  Three\n")
         self.assertEqual(gtest.parse_test_list(text),
                          ["A.One", "Sizes/B.Run/n_1", "Sizes/B.Run/n_33", "Typed/0.Works"])
+
+    # The kit's check (CTest <lab>.manifest) that a binary's --list-file, which the grader
+    # reads, names the tests --gtest_list_tests lists: a binary that lists one test short,
+    # or writes no list, fails it.
+    def test_list_file_check(self):
+        body = """
+            import sys
+            args = sys.argv[1:]
+            if "--gtest_list_tests" in args:
+                print("[labkit] seed = 1\\nA.\\n  OneCpu\\n  TwoCpu")
+                sys.exit(0)
+            path = next((a.split("=", 1)[1] for a in args if a.startswith("--list-file=")), None)
+            if path and {names!r}:
+                open(path, "w").write("\\n".join({names!r}) + "\\n")
+        """
+        with tempfile.TemporaryDirectory() as tmp:
+            for names, fails in ((["A.OneCpu", "A.TwoCpu"], False), (["A.OneCpu"], True), ([], True)):
+                with self.subTest(names=names):
+                    binary = write_script(Path(tmp) / "t", body.format(names=names))
+                    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+                        self.assertEqual(manifest._check_list_file(str(binary)), fails)
+                    self.assertEqual("never ran wrongly" in err.getvalue(), fails)
 
     def test_binary_that_cannot_list(self):
         with tempfile.TemporaryDirectory() as tmp:

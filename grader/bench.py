@@ -8,6 +8,7 @@ Turning the figures into points is score.py's job.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,12 +41,13 @@ class BenchRun:
 def run_bench(binary: Path, *, seed: int, timeout: float, json_path: Path,
               reference: Path | None, variant: str, cwd: Path | None = None, impl: Path | None = None,
               graded_only: bool = True, time_variants: list[str] | None = None,
-              gate: proc.Gate | None = None) -> BenchRun:
+              gate: proc.Gate | None = None, env: Mapping[str, str] | None = None) -> BenchRun:
     """Run `binary` (a judge bench when `impl`, the library under test, is given); `reference`
     is the reference library to load, if one is known. With `graded_only` the bench times what
     the grade needs: the graded workloads' student and reference, the library and the roofline,
     and the `time_variants` (the lab's required variants, the student's and the reference's).
-    With a `gate` the bench sets up, then waits for `gate.open()` before timing anything."""
+    With a `gate` the bench sets up, then waits for `gate.open()` before timing anything. `env`
+    holds environment overrides (the reproduce command names them)."""
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.unlink(missing_ok=True)  # a stale file must not pass for this run's
     options = [f"--seed={seed}"]
@@ -58,11 +60,11 @@ def run_bench(binary: Path, *, seed: int, timeout: float, json_path: Path,
         options.append("--graded-only")
     if time_variants:  # the lab's required variants, beside the reference's of the same names
         options += ["--time-variants", ",".join(time_variants)]
-    command = proc.command_string([binary, *options])
+    command = proc.command_string([binary, *options], env)
     try:
         gated = [f"--gate-fd={gate.child_fd}"] if gate is not None else []
         result = proc.run([binary, "--json", str(json_path), *gated, *options], timeout=timeout,
-                          env={"LABKIT_SEED": str(seed)}, cwd=cwd, gate=gate)
+                          env={**(env or {}), "LABKIT_SEED": str(seed)}, cwd=cwd, gate=gate)
     except proc.LaunchError as exc:
         return BenchRun(status.ERROR, f"{exc}: rebuild the lab, or check the file's permissions",
                         command=command)

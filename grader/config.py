@@ -67,9 +67,13 @@ DEFAULTS: dict[str, Any] = {
         # default, 8). Each connection is a hardware queue the driver sets up in every new
         # CUDA context, and contexts start one at a time in the driver: with 1, the judge
         # programs and workers of labs tested side by side start about 3x faster. Streams
-        # then share one queue (their work stays correct, it only overlaps less). Benches
-        # always run with the driver's default.
+        # then share one queue (their work stays correct, it only overlaps less).
         "test_device_connections": 1,
+        # The same for the judge's benches, which set up while other labs are tested. All
+        # their work is on the default stream (the rules allow students no other), whose
+        # kernels use one queue in any case: on an H100 the graded ratios and the fairness
+        # table were the same with 1 as with the driver's default.
+        "bench_device_connections": 1,
         # Compile students' files where they can read only the toolchain, the system, the
         # kit's headers and build folder and their own folder (Linux Landlock): "auto" (where
         # the kernel has it and the kit's own file compiles inside it) or false.
@@ -304,6 +308,8 @@ _GRADER_KEYS: dict[str, Check] = {
                     '"auto" or a whole number from 1 to 16'),
     "test_device_connections": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 32,
                                 "a whole number from 0 (the driver's default) to 32"),
+    "bench_device_connections": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 32,
+                                 "a whole number from 0 (the driver's default) to 32"),
     "configure_timeout_s": _TIMEOUT,
     "test_timeout_s": _TIMEOUT,
     "bench_timeout_s": _TIMEOUT,

@@ -894,7 +894,8 @@ def _bench(options: Options, result: LabResult, attempt: int, required: list[str
     timed = bench.run_bench(options.build_dir / "bin" / f"{lab}_judge_bench", seed=options.seed,
                             timeout=options.config.grader["bench_timeout_s"], json_path=options.results_dir / name,
                             reference=reference, variant=options.config.lab(lab).reference_variant, cwd=options.root,
-                            impl=result.implementation, time_variants=required, gate=gate)
+                            impl=result.implementation, time_variants=required, gate=gate,
+                            env=bench_environment(options))
     if timed.data is not None and gate is None:
         timed.data["telemetry"] = {"before": before, "after": gpu.telemetry()}
     return timed
@@ -978,12 +979,21 @@ def run_sanitizer(options: Options, result: LabResult, test_bin: Path, judge_arg
 
 
 def testing_environment(options: Options) -> dict[str, str]:
-    """Environment overrides of the test and sanitizer runs (never of a bench): the config's
+    """Environment overrides of the test and sanitizer runs: the config's
     `test_device_connections` as CUDA_DEVICE_MAX_CONNECTIONS. The driver starts CUDA contexts
     one at a time and sets up every hardware queue of each: fewer queues let the judge
     programs and workers of labs tested side by side start sooner."""
-    connections = options.config.grader.get("test_device_connections", 0)
-    return {"CUDA_DEVICE_MAX_CONNECTIONS": str(connections)} if connections else {}
+    return _connections(options.config.grader.get("test_device_connections", 0))
+
+
+def bench_environment(options: Options) -> dict[str, str]:
+    """Environment overrides of the judge's benches: `bench_device_connections`, likewise
+    (the benches set up while other labs are tested)."""
+    return _connections(options.config.grader.get("bench_device_connections", 0))
+
+
+def _connections(count: int) -> dict[str, str]:
+    return {"CUDA_DEVICE_MAX_CONNECTIONS": str(count)} if count else {}
 
 
 def worker_program(lab: str) -> str:

@@ -11,6 +11,10 @@ and a build of the kit with its solutions:
 
     python3 -m grader.tests.fairness --build-dir build/dev [--max-time S] [lab ...]
 
+The judge's bench runs with the CUDA_DEVICE_MAX_CONNECTIONS the grader gives it
+(`bench_device_connections`; `--judge-connections` overrides it), the direct one with
+the driver's default.
+
 Prints one row per variant and workload (whether the grade uses the workload, the
 reference's time per call, direct ratio, judge ratio, difference) and the boundary's
 cost per call; exits 1 when a graded workload's difference exceeds --tolerance (default
@@ -31,14 +35,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from grader import manifest, proc
+from grader import config, manifest, proc
 
 KIT = Path(__file__).resolve().parents[2]
 
 
-def bench(command: list[str], json_path: Path, timeout: float) -> dict[str, Any] | None:
+def bench(command: list[str], json_path: Path, timeout: float,
+          env: dict[str, str] | None = None) -> dict[str, Any] | None:
     """Runs one bench and returns its JSON, or None (with the reason printed)."""
-    result = proc.run([*command, "--json", str(json_path)], timeout=timeout)
+    result = proc.run([*command, "--json", str(json_path)], timeout=timeout, env=env)
     try:
         return json.loads(json_path.read_text())
     except (OSError, ValueError):
@@ -74,12 +79,13 @@ def row(lab: str, workload: str, variant: str, facts: tuple[bool, float | None],
 
 
 def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance: float,
-            tmp: Path) -> tuple[list[str], float, float, dict[str, Any] | None]:
+            tmp: Path, connections: int = 0) -> tuple[list[str], float, float, dict[str, Any] | None]:
     library = build / "lib" / f"lib{lab}_solution.so"
     direct = bench([str(build / "bin" / f"{lab}_solution_bench"), f"--reference={library}", *common],
                    tmp / f"{lab}.direct.json", timeout)
     judged = bench([str(build / "bin" / f"{lab}_judge_bench"), f"--impl={library}", f"--reference={library}",
-                    *common], tmp / f"{lab}.judge.json", timeout)
+                    *common], tmp / f"{lab}.judge.json", timeout,
+                   {"CUDA_DEVICE_MAX_CONNECTIONS": str(connections)} if connections else None)
     if direct is None or judged is None:
         return [f"{lab}: a bench failed"], float("inf"), float("inf"), None
     a, b = ratios(direct), ratios(judged)
@@ -106,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7, help="the data seed of both runs")
     parser.add_argument("--tolerance", type=float, default=0.02, help="largest allowed difference (fraction)")
     parser.add_argument("--timeout", type=float, default=900, help="per bench run (s)")
+    parser.add_argument("--judge-connections", type=int, default=config.DEFAULTS["grader"]["bench_device_connections"],
+                        help="CUDA_DEVICE_MAX_CONNECTIONS of the judge's bench, as the grader sets it "
+                             "(bench_device_connections; 0: the driver's default)")
     parser.add_argument("--all-workloads", action="store_true",
                         help="exit 1 when any workload differs beyond the tolerance, not only a graded one")
     args = parser.parse_args(argv)
@@ -120,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="labkit-fairness-") as tmp:
         for lab in labs:
             rows, worst, worst_graded, judge = compare(lab, args.build_dir.resolve(), common, args.timeout, args.tolerance,
-                                         Path(tmp))
+                                         Path(tmp), args.judge_connections)
             print("\n".join(rows), flush=True)
             if judge:
                 cost = judge.get("boundary", {})

@@ -142,11 +142,11 @@ class ConfigErrorTest(ConfigTestCase):
                                "points >= 0", "-5")
 
     def test_device_connections(self):
-        for bad in ("-1", "33", "true", '"1"', "1.5"):
-            with self.subTest(value=bad):
-                self.assertConfigError(f"[grader]\ntest_device_connections = {bad}\n", "test_device_connections",
-                                       "from 0 (the driver's default) to 32")
-        self.assertEqual(config.load(None).grader["test_device_connections"], 1)
+        for key in ("test_device_connections", "bench_device_connections"):
+            for bad in ("-1", "33", "true", '"1"', "1.5"):
+                with self.subTest(key=key, value=bad):
+                    self.assertConfigError(f"[grader]\n{key} = {bad}\n", key, "from 0 (the driver's default) to 32")
+            self.assertEqual(config.load(None).grader[key], 1)
         loaded = config.load(self.write("[grader]\ntest_device_connections = 0\n"))
         self.assertEqual(loaded.grader["test_device_connections"], 0)
 

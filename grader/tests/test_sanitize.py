@@ -266,24 +266,24 @@ class GradeWithSanitizerTest(FakeSanitizerTestCase):
         self.assertIn("--gtest_filter=*Mine*", self.calls()[0])
 
     # The tools and the tests run with the config's test_device_connections (1 unless set)
-    # as CUDA_DEVICE_MAX_CONNECTIONS, and their reproduce commands say so; 0 leaves the
-    # driver's default; the bench never gets it.
+    # as CUDA_DEVICE_MAX_CONNECTIONS, the bench with bench_device_connections (1 too), and
+    # their reproduce commands say so; 0 leaves the driver's default.
     def test_device_connections(self):
         os.environ.pop("CUDA_DEVICE_MAX_CONNECTIONS", None)
         self.main("--no-build", "--seed", "5", "vectorAdd", sanitizer=True)
         lab = self.report()["labs"][0]
         self.assertEqual([call.split()[0] for call in self.calls()], ["connections=1"] * 3)
-        self.assertTrue(lab["reproduce"]["test"].startswith("CUDA_DEVICE_MAX_CONNECTIONS=1 "), lab["reproduce"])
-        self.assertTrue(lab["reproduce"]["sanitizer"].startswith("CUDA_DEVICE_MAX_CONNECTIONS=1 "), lab["reproduce"])
-        self.assertNotIn("CUDA_DEVICE_MAX_CONNECTIONS", lab["reproduce"]["bench"])
+        for stage in ("test", "sanitizer", "bench"):
+            self.assertTrue(lab["reproduce"][stage].startswith("CUDA_DEVICE_MAX_CONNECTIONS=1 "), lab["reproduce"])
         self.assertNotIn("CUDA_DEVICE_MAX_CONNECTIONS", os.environ)  # set for those processes only
         self.log.unlink()
         config = self.tmp / "c.toml"
-        config.write_text("[grader]\ntest_device_connections = 0\n")
+        config.write_text("[grader]\ntest_device_connections = 0\nbench_device_connections = 4\n")
         self.main("--no-build", "--seed", "5", "--config", str(config), "vectorAdd", sanitizer=True)
         lab = self.report()["labs"][0]
         self.assertEqual([call.split()[0] for call in self.calls()], ["connections=unset"] * 3)
         self.assertFalse(lab["reproduce"]["test"].startswith("CUDA_"), lab["reproduce"])
+        self.assertTrue(lab["reproduce"]["bench"].startswith("CUDA_DEVICE_MAX_CONNECTIONS=4 "), lab["reproduce"])
 
     # By default the stage waits for all tests to pass; "always" runs it on a PARTIAL lab.
     def test_when_tests_fail(self):

@@ -983,16 +983,17 @@ def testing_environment(options: Options) -> dict[str, str]:
     `test_device_connections` as CUDA_DEVICE_MAX_CONNECTIONS. The driver starts CUDA contexts
     one at a time and sets up every hardware queue of each: fewer queues let the judge
     programs and workers of labs tested side by side start sooner."""
-    return _connections(options.config.grader.get("test_device_connections", 0))
+    return connections_environment(options.config.grader["test_device_connections"])
 
 
 def bench_environment(options: Options) -> dict[str, str]:
     """Environment overrides of the judge's benches: `bench_device_connections`, likewise
     (the benches set up while other labs are tested)."""
-    return _connections(options.config.grader.get("bench_device_connections", 0))
+    return connections_environment(options.config.grader["bench_device_connections"])
 
 
-def _connections(count: int) -> dict[str, str]:
+def connections_environment(count: int) -> dict[str, str]:
+    """CUDA_DEVICE_MAX_CONNECTIONS=count for a judge program (nothing for 0: the driver's default)."""
     return {"CUDA_DEVICE_MAX_CONNECTIONS": str(count)} if count else {}
 
 

@@ -8,8 +8,9 @@ it under "skipped"; both are read, with stdout as the fallback.
 Points come from the JSON only (stdout is the student's to print into). The binary lists
 the tests it will run as it starts them (`--list-file`; with `--gtest_list_tests` before
 a sharded run, or when it wrote no list), so a test binary that ends early cannot pass
-for one whose tests all ran: every listed test without a result counts as failed. A failure whose message names a GPU fault
-(illegal address, launch failure, ...) is marked as one.
+for one whose tests all ran: every listed test without a result counts as failed. A
+failure whose message names a GPU fault (illegal address, launch failure, ...) is marked
+as one.
 """
 
 from __future__ import annotations

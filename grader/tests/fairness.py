@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from grader import config, manifest, proc
+from grader import config, grade, manifest, proc
 
 KIT = Path(__file__).resolve().parents[2]
 
@@ -85,7 +85,7 @@ def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance:
                    tmp / f"{lab}.direct.json", timeout)
     judged = bench([str(build / "bin" / f"{lab}_judge_bench"), f"--impl={library}", f"--reference={library}",
                     *common], tmp / f"{lab}.judge.json", timeout,
-                   {"CUDA_DEVICE_MAX_CONNECTIONS": str(connections)} if connections else None)
+                   grade.connections_environment(connections))
     if direct is None or judged is None:
         return [f"{lab}: a bench failed"], float("inf"), float("inf"), None
     a, b = ratios(direct), ratios(judged)

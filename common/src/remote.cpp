@@ -22,11 +22,25 @@ Remote* remote() { return installed(); }
 
 void install_remote(Remote* r) { installed() = r; }
 
+namespace {
+std::size_t& allocation_granularity() {
+  static std::size_t granularity = 0;
+  return granularity;
+}
+}  // namespace
+
+void set_device_allocation_granularity(std::size_t bytes) { allocation_granularity() = bytes; }
+
 namespace detail {
 
 namespace {
 constexpr std::align_val_t kHostBufferAlignment{4096};  // a page, as the judge's arena gives
 }  // namespace
+
+std::size_t device_allocation_bytes(std::size_t bytes) {
+  const std::size_t g = allocation_granularity();
+  return g == 0 ? bytes : (bytes + g - 1) / g * g;
+}
 
 void* host_buffer_allocate(std::size_t bytes, bool* shared) {
   if (Remote* r = remote()) {

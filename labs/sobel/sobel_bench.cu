@@ -334,7 +334,7 @@ int main(int argc, char** argv) {
   };
   workload(side, true);
   // The odd width: graded too, unless --size asked for one size (then it is only shown).
-  const bool odd_graded = h.options().size == 0;
+  const bool odd_graded = !h.size_given();
   if (side > 4 && (odd_graded || h.times_everything())) workload(side - 1, odd_graded);
   return h.finish();
 }

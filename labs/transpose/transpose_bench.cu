@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
   const int n = static_cast<int>(h.size_or(8192));
   run_workload(h, n, n, true, "", /*all_variants=*/false);
   // With --size, that size alone; else the odd shape too (graded: see the top).
-  if (h.options().size == 0) run_workload(h, 8191, 4097, true, " (odd, not square)", /*all_variants=*/false);
+  if (!h.size_given()) run_workload(h, 8191, 4097, true, " (odd, not square)", /*all_variants=*/false);
   if (!h.times_everything()) return h.finish();  // --graded-only: the rest is in no grade
   run_workload(h, 1024, 1024, false, " (the lecture's size, every version)", /*all_variants=*/true);
   return h.finish();

@@ -349,19 +349,16 @@ void reduce_vec4(const Value<Op>* in, Value<Op>* out, int n) {
     return;
   }
   const Vec4Split<Op> s = split_for_vec4<Op>(in, n);
-  const int head = s.head, n4 = s.n4, tail = s.tail;
-  const auto* body = s.body;
-  const T* tail_start = s.tail_start;
 
   static const int max_blocks = resident_blocks(vec4_kernel<Op>);
-  const int blocks = grid_for(n4, max_blocks);
+  const int blocks = grid_for(s.n4, max_blocks);
   if (blocks == 1) {  // small n: one block does it all and writes out directly
-    vec4_kernel<Op><<<1, kThreads>>>(in, head, body, n4, tail_start, tail, out);
+    vec4_kernel<Op><<<1, kThreads>>>(in, s.head, s.body, s.n4, s.tail_start, s.tail, out);
     LAB_CHECK_LAUNCH();
     return;
   }
   T* partials = lab::workspace<T>(blocks, kPartialsSlot);
-  vec4_kernel<Op><<<blocks, kThreads>>>(in, head, body, n4, tail_start, tail, partials);
+  vec4_kernel<Op><<<blocks, kThreads>>>(in, s.head, s.body, s.n4, s.tail_start, s.tail, partials);
   LAB_CHECK_LAUNCH();
   grid_stride_kernel<Op><<<1, kThreads>>>(partials, blocks, out);
   LAB_CHECK_LAUNCH();

@@ -128,15 +128,19 @@ void transpose_per_element(const float* in, float* out, int rows, int cols) {
   LAB_CHECK_LAUNCH();
 }
 
+// True when a kernel whose blocks span `span` rows or columns may use int indices: the
+// largest index, and a block's origin past the last row or column, stay below 2^31.
+bool int_indices_fit(int rows, int cols, int span) {
+  const long long margin = std::numeric_limits<int>::max() - 2LL * span;
+  return static_cast<long long>(rows) * cols <= std::numeric_limits<int>::max() && rows <= margin && cols <= margin;
+}
+
 template <int TILE, int BLOCK_ROWS, int PAD>
 void transpose_tiled_launch(const float* in, float* out, int rows, int cols) {
   if (rows <= 0 || cols <= 0) return;
   const dim3 threads(TILE, BLOCK_ROWS);
   const dim3 blocks(ceil_div(cols, TILE), std::min(ceil_div(rows, TILE), kMaxGridY));
-  // int indices when the largest index, and a tile origin past the last row or column,
-  // stay below 2^31.
-  const long long margin = std::numeric_limits<int>::max() - 2LL * TILE;
-  if (static_cast<long long>(rows) * cols <= std::numeric_limits<int>::max() && rows <= margin && cols <= margin) {
+  if (int_indices_fit(rows, cols, TILE)) {
     transpose_tiled_kernel<TILE, BLOCK_ROWS, PAD, int><<<blocks, threads>>>(in, out, rows, cols);
   } else {
     transpose_tiled_kernel<TILE, BLOCK_ROWS, PAD, long long><<<blocks, threads>>>(in, out, rows, cols);
@@ -213,9 +217,7 @@ void transpose_span_launch(const float* in, float* out, int rows, int cols) {
   if (rows <= 0 || cols <= 0) return;
   const dim3 threads(32, BLOCK_ROWS);
   const dim3 blocks(ceil_div(cols, 32), std::min(ceil_div(rows, 32 * TILES), kMaxGridY));
-  // As in transpose_tiled_launch: int indices when every index and span origin fits.
-  const long long margin = std::numeric_limits<int>::max() - 2LL * 32 * TILES;
-  if (static_cast<long long>(rows) * cols <= std::numeric_limits<int>::max() && rows <= margin && cols <= margin) {
+  if (int_indices_fit(rows, cols, 32 * TILES)) {
     transpose_span_kernel<BLOCK_ROWS, TILES, int><<<blocks, threads>>>(in, out, rows, cols);
   } else {
     transpose_span_kernel<BLOCK_ROWS, TILES, long long><<<blocks, threads>>>(in, out, rows, cols);

@@ -212,6 +212,8 @@ class Harness {
   Seed seed() const;
   /// The problem size: --size when given, else `fallback`.
   long long size_or(long long fallback) const;
+  /// True when --size was given: a size of the user's own, the one graded shape (no odd ones).
+  bool size_given() const { return options().size > 0; }
   /// False when the grader asked for the graded workloads only (--graded-only): a lab
   /// skips the set-up of its other workloads then (run() would skip them anyway).
   bool times_everything() const { return !options().graded_only; }

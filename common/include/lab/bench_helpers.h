@@ -32,7 +32,7 @@ constexpr long long kOddSize = 30000001;
 /// The sizes a 1-D lab grades, in order: `aligned` and kOddSize; only the --size given,
 /// when there is one (a size of your own is a single shape, never a grade).
 inline std::vector<long long> graded_sizes(const Harness& h, long long aligned) {
-  if (h.options().size > 0) return {h.options().size};
+  if (h.size_given()) return {h.options().size};
   return {aligned, kOddSize};
 }
 

@@ -5,6 +5,7 @@ into zeros by mistake)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -58,6 +59,88 @@ def memory_mb() -> int:
         return int(done.stdout.split()[0]) if done.returncode == 0 and done.stdout.split() else 0
     except (OSError, subprocess.TimeoutExpired, ValueError):
         return 0
+
+
+# --- what each GPU is: name, compute capability, memory --------------------------------------
+
+@dataclass(frozen=True)
+class Device:
+    """One GPU as nvidia-smi lists it (index and UUID as CUDA_VISIBLE_DEVICES may name it)."""
+
+    index: str
+    name: str
+    compute_cap: str  # "9.0"; "" when the driver cannot say
+    memory_mb: int
+    uuid: str = ""
+
+    @property
+    def arch(self) -> str:
+        """The compute capability without its dot ("90"), as CMake and nvcc spell it; "" if unknown."""
+        return self.compute_cap.replace(".", "") if re.fullmatch(r"\d+\.\d+", self.compute_cap) else ""
+
+    def label(self) -> str:
+        """How a report names it: "NVIDIA H100 80GB HBM3 (sm_90)"."""
+        return self.name + (f" (sm_{self.arch})" if self.arch else "")
+
+    def as_dict(self) -> dict[str, object]:
+        return {"index": self.index, "name": self.name, "compute_capability": self.compute_cap,
+                "memory_mb": self.memory_mb, "uuid": self.uuid}
+
+
+DEVICE_FIELDS = ("index", "name", "compute_cap", "memory.total", "uuid")
+
+
+def devices() -> list[Device]:
+    """The GPUs this process may use (nvidia-smi's list, narrowed by CUDA_VISIBLE_DEVICES when
+    it names indices or UUIDs), in CUDA_VISIBLE_DEVICES' order; [] when none can be read."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return []
+    found: list[Device] = []
+    for fields in (DEVICE_FIELDS, tuple(f for f in DEVICE_FIELDS if f != "compute_cap")):  # old drivers lack compute_cap
+        try:
+            done = subprocess.run([smi, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
+                                  capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+        if done.returncode == 0:
+            found = parse_devices(done.stdout, fields)
+            break
+    return narrow_to_visible(found, os.environ.get("CUDA_VISIBLE_DEVICES"))
+
+
+def parse_devices(text: str, fields: tuple[str, ...] = DEVICE_FIELDS) -> list[Device]:
+    """nvidia-smi's `--query-gpu=<fields> --format=csv,noheader,nounits` lines as Devices."""
+    out = []
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.split(",")]
+        if len(cells) != len(fields):
+            continue
+        row = dict(zip(fields, cells))
+        try:
+            memory = int(float(row.get("memory.total", "0")))
+        except ValueError:
+            memory = 0
+        cap = row.get("compute_cap", "")
+        out.append(Device(row["index"], row["name"], cap if re.fullmatch(r"\d+\.\d+", cap) else "", memory,
+                          row.get("uuid", "")))
+    return out
+
+
+def narrow_to_visible(found: list[Device], visible: str | None) -> list[Device]:
+    """`found` as CUDA_VISIBLE_DEVICES narrows it: indices or UUIDs (or their prefixes), in its
+    order; a list that names none of them (MIG names, say) leaves `found` as it is."""
+    if visible is None or not visible.strip():
+        return found
+    chosen: list[Device] = []
+    for item in (part.strip() for part in visible.split(",")):
+        match = next((d for d in found if item == d.index or (item.startswith("GPU-") and d.uuid.startswith(item))),
+                     None)
+        if match is None:
+            break  # CUDA stops at the first entry it cannot use
+        if match not in chosen:
+            chosen.append(match)
+    return chosen or found
 
 
 # --- telemetry: clocks, temperature, power and throttling around each bench ---------------

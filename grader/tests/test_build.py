@@ -290,14 +290,25 @@ class CompileJailTest(unittest.TestCase):
         self.assertEqual(grade._first_cause(""), "no message")
 
     def test_what_the_jail_lets_read(self):
-        commands = build.StudentCommands(compile=["/opt/cuda/bin/nvcc", "-ccbin=/opt/gcc/bin/g++", "-I/kit/labs/x",
-                                                  "-isystem=/kit/inc", "-isystem", "/kit/sys", "-c", "s", "-o", "o"],
-                                         link=[["/opt/ld/bin/c++", "-o", "l", "o"]], source="s", object="o",
-                                         library="l")
-        jail = build.compile_jail(Path("/b"), commands, Path("/w/labs/x/x.cu"), Path("/o"))
-        for path in ("/usr", "/b", "/w/labs/x", "/opt/cuda", "/opt/gcc/bin/g++", "/opt/ld/bin/c++", "/kit/labs/x",
-                     "/kit/inc", "/kit/sys"):
-            self.assertIn(path, jail.readable)
-        for path in ("/kit", "/opt", "/opt/gcc", "/opt/ld"):  # no compiler installation there on this machine
-            self.assertNotIn(path, jail.readable)
-        self.assertEqual(jail.writable, ["/o", "/dev/null"])
+        # A fake machine in a temporary folder, so that what this host has installed (an
+        # /opt/gcc of its own, say) cannot change the answer: a toolkit, a bare g++ in a
+        # bin/ folder, a linker inside a real-looking installation (libexec/ beside bin/).
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(os.path.realpath(tmp))
+            nvcc, gxx, linker = root / "opt/cuda/bin/nvcc", root / "opt/gcc/bin/g++", root / "opt/ld/bin/c++"
+            for program in (nvcc, gxx, linker):
+                write_script(program, "")
+            (root / "opt/ld/libexec").mkdir()
+            kit = root / "kit"
+            commands = build.StudentCommands(compile=[str(nvcc), f"-ccbin={gxx}", f"-I{kit}/labs/x",
+                                                      f"-isystem={kit}/inc", "-isystem", f"{kit}/sys", "-c", "s", "-o", "o"],
+                                             link=[[str(linker), "-o", "l", "o"]], source="s", object="o", library="l")
+            jail = build.compile_jail(Path("/b"), commands, Path("/w/labs/x/x.cu"), Path("/o"))
+            for path in ("/usr", "/b", "/w/labs/x", root / "opt/cuda", gxx, linker, root / "opt/ld",
+                         kit / "labs/x", kit / "inc", kit / "sys"):
+                self.assertIn(str(path), jail.readable)
+            # Not the kit's other folders, not /opt as a whole, not the folder above a bare
+            # g++ (no compiler installation there), not a home folder.
+            for path in (kit, root / "opt", root / "opt/gcc", root / "opt/gcc/bin", Path.home()):
+                self.assertNotIn(str(path), jail.readable)
+            self.assertEqual(jail.writable, ["/o", "/dev/null"])

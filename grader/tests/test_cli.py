@@ -76,6 +76,28 @@ FAKE_CC = """
 """
 
 
+# nvidia-smi on a machine whose driver finds no GPU.
+NO_GPU_SMI = """
+    import sys
+    print("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
+    sys.exit(9)
+"""
+
+
+# nvidia-smi on a machine with one 80 GB GPU (its name, memory, no telemetry).
+LARGE_GPU_SMI = """
+    import sys
+    if "-L" in sys.argv:
+        print("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)")
+    elif any(a.startswith("--query-gpu=memory.total") for a in sys.argv):
+        print("81559")
+    elif any(a.startswith("--query-gpu=index") for a in sys.argv):
+        print("0, NVIDIA H100 80GB HBM3, 9.0, 81559, GPU-0")
+    else:
+        sys.exit(2)
+"""
+
+
 class CliTestCase(unittest.TestCase):
     def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
@@ -88,9 +110,15 @@ class CliTestCase(unittest.TestCase):
         # Keep the environment's reference directory out of these runs.
         patcher = mock.patch.dict(os.environ)
         patcher.start()
-        for var in ("LABKIT_REFERENCE_DIR", "LABKIT_PRISTINE", "LABKIT_GRADER_SECRET"):
+        for var in ("LABKIT_REFERENCE_DIR", "LABKIT_PRISTINE", "LABKIT_GRADER_SECRET", "CUDA_VISIBLE_DEVICES"):
             os.environ.pop(var, None)
         self.addCleanup(patcher.stop)
+        # This machine's GPU, or its lack of one, must not change what these tests see (how
+        # many labs are tested at once, whether benches set up early, the GPU a report names):
+        # an nvidia-smi that finds no GPU comes first on PATH; a test that wants a GPU puts
+        # its own fake before it.
+        write_script(self.tmp / "no-gpu" / "nvidia-smi", NO_GPU_SMI)
+        os.environ["PATH"] = f"{self.tmp / 'no-gpu'}{os.pathsep}{os.environ['PATH']}"
 
     def fake_labs(self, where: Path) -> None:
         """The judge programs: vectorAdd passes and is timed; reduction fails two tests; scan
@@ -174,6 +202,21 @@ class GradeNoBuildTest(CliTestCase):
         self.assertIn("--gtest_filter=", failed[0]["reproduce"])
         self.assertIn("Scan.Large", labs["scan"]["message"])
         self.assertTrue(labs["scan"]["reproduce"]["failure"].endswith("--gtest_filter=Scan.Large"))
+
+    # On a GPU with room for a waiting bench (80 GB), the bench that passed its tests is set
+    # up early and waits at its gate: the same contract flags, with --gate-fd before them.
+    def test_bench_command_on_a_large_gpu(self):
+        self.fake_labs(self.bin)
+        write_script(self.tmp / "gpu" / "nvidia-smi", LARGE_GPU_SMI)
+        os.environ["PATH"] = f"{self.tmp / 'gpu'}{os.pathsep}{os.environ['PATH']}"
+        code, out, err = self.main("--no-build", "--seed", "77", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        [call] = self.bench_calls()
+        self.assertEqual(call[:2], ["--json", str(self.build / "results" / "vectorAdd.bench.json")])
+        self.assertRegex(call[2], r"^--gate-fd=\d+$")
+        self.assertEqual(call[3:], ["--seed=77", f"--impl={self.build / 'lib' / 'libvectorAdd_student.so'}",
+                                    "--reference", str(self.build / "lib" / "libvectorAdd_solution.so"),
+                                    "--reference-variant", "default", "--graded-only"])
 
     # Failures only in tests that weigh 0 (a find-the-bug exercise not fixed yet) do not make
     # the lab PARTIAL: it is graded, timed and scored as passing, and says why.

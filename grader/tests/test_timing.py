@@ -174,30 +174,41 @@ class StabilitySummaryTest(unittest.TestCase):
 
 
 class BenchAloneTest(CliTestCase):
-    """Labs are tested side by side, but a bench never shares the GPU with any test."""
+    """Labs are tested side by side, but a bench never times while any test runs: with no
+    bench set up early (a small GPU) and with one set up early and waiting at its gate (a
+    large GPU), its timing starts only after the last test ended."""
 
     def test_no_bench_while_tests_run(self):
-        self.fake_labs(self.bin)
-        spans = self.tmp / "spans"
-        stamp = f"open({str(spans)!r}, 'a').write('%s %s %r\\n' % ({{what}}, time.monotonic(), sys.argv[0]))"
-        # vectorAdd is tested at once and timed first; scan's tests are slow and crash.
-        fake_gtest(self.bin / "scan_judge_test", None,
-                   extra="\n".join([stamp.format(what="'test-start'"), "time.sleep(1.5)",
-                                    stamp.format(what="'test-end'"), textwrap.dedent(SEGFAULT)]))
-        bench = fake_bench(self.bin / "vectorAdd_judge_bench", "bench-ok.json")
-        body = bench.read_text().split("\n", 1)
-        bench.write_text(body[0] + "\nimport sys, time\n" + stamp.format(what="'bench-start'") + "\n" + body[1])
-        config = self.tmp / "side-by-side.toml"
-        config.write_text("[grader]\nparallel_labs = 3\n")
-        code, out, err = self.main("--no-build", "--config", str(config))
-        self.assertEqual(code, 1, out + err)  # scan crashed
-        events = {line.split()[0]: float(line.split()[1]) for line in spans.read_text().splitlines()}
-        self.assertLess(events["test-start"], events["bench-start"])
-        self.assertGreater(events["bench-start"], events["test-end"], "vectorAdd was timed while scan was tested")
-        lab = self.report()["labs"][0]
-        self.assertEqual(lab["lab"], "vectorAdd")
-        self.assertEqual(sorted(lab["seconds"]), ["bench", "tests"])
-        self.assertIn("testing 3 labs, up to 3 at a time", out + err)
+        for prestart in (0, 1):
+            with self.subTest(prestart_benches=prestart):
+                self.fake_labs(self.bin)
+                spans = self.tmp / f"spans-{prestart}"
+                os.environ["SPANS"] = str(spans)
+                stamp = ("open(os.environ['SPANS'], 'a').write('%s %s %s\\n' % ({what}, "
+                         "os.path.basename(sys.argv[0]).split('_')[0], time.monotonic()))")
+                # vectorAdd is tested at once and timed first; scan's tests are slow and crash.
+                fake_gtest(self.bin / "scan_judge_test", None,
+                           extra="\n".join(["import os, sys, time", stamp.format(what="'test-start'"),
+                                            "time.sleep(1.5)", stamp.format(what="'test-end'"),
+                                            textwrap.dedent(SEGFAULT)]))
+                bench = fake_bench(self.bin / "vectorAdd_judge_bench", "bench-ok.json")
+                head, body = bench.read_text().split("\n", 1)
+                bench.write_text(head + "\n" + textwrap.dedent(GATED_BENCH_HEAD) + body)
+                config = self.tmp / "side-by-side.toml"
+                config.write_text(f"[grader]\nparallel_labs = 3\nprestart_benches = {prestart}\n")
+                code, out, err = self.main("--no-build", "--config", str(config))
+                self.assertEqual(code, 1, out + err)  # scan crashed
+                events = {tuple(line.split()[:2]): float(line.split()[2]) for line in spans.read_text().splitlines()}
+                self.assertLess(events[("test-start", "scan")], events[("go", "vectorAdd")])
+                self.assertGreater(events[("go", "vectorAdd")], events[("test-end", "scan")],
+                                   "vectorAdd was timed while scan was tested")
+                # Set up early (its process started while scan was tested) only when a slot was given.
+                early = events[("setup", "vectorAdd")] < events[("test-end", "scan")]
+                self.assertEqual(early, prestart == 1)
+                lab = self.report()["labs"][0]
+                self.assertEqual(lab["lab"], "vectorAdd")
+                self.assertEqual(sorted(lab["seconds"]), ["bench", "tests"])
+                self.assertIn("testing 3 labs, up to 3 at a time", out + err)
 
 
 # Stamps of a fake gated bench: set-up, ready at its gate, go, end (SPANS names the file).

@@ -1,0 +1,113 @@
+"""The verdicts of `bash .ci/gpu-check` on the grader's reports: one line per phase.
+
+    python3 -m grader.tests.gpu_check solutions REPORT [--labs LAB ...]
+    python3 -m grader.tests.gpu_check skeletons REPORT [--labs LAB ...]
+
+`solutions`: the reference solutions must earn every point: every lab PASS, its total its
+maximum, every automatically checked answer correct (none left to the instructor for
+want of a GPU line or a figure), every lecture step earned. `skeletons`: the student
+skeletons must earn no correctness point, and none may crash, hang or fail to build.
+Both need every expected lab in the report. Prints the verdict line; exit status 0 when
+it holds, 1 when not, 2 when the report cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+# Statuses a skeleton must never get: it builds, runs and fails its tests cleanly.
+SKELETON_FORBIDDEN = ("BUILD_ERROR", "CRASH", "TIMEOUT", "ERROR", "NO_GPU", "MISSING")
+
+
+def _labs(report: dict[str, Any], expected: list[str]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    labs = {lab.get("lab"): lab for lab in report.get("labs") or [] if isinstance(lab, dict)}
+    return labs, [lab for lab in expected if lab not in labs]
+
+
+def gpu_named(report: dict[str, Any]) -> str:
+    """The GPU the report says graded it ('' when it names none)."""
+    found = report.get("gpu")
+    if isinstance(found, dict) and found.get("name"):
+        cap = str(found.get("compute_capability") or "")
+        return str(found["name"]) + (f" (sm_{cap.replace('.', '')})" if cap else "")
+    return ""
+
+
+def check_solutions(report: dict[str, Any], expected: list[str]) -> tuple[bool, str]:
+    """(holds, summary line) for a grade of the reference solutions."""
+    labs, missing = _labs(report, expected)
+    problems = [f"{lab}: not graded" for lab in missing]
+    answered = answers_max = 0.0
+    for name, lab in labs.items():
+        total, top = lab.get("total"), lab.get("max")
+        if lab.get("status") != "PASS":
+            problems.append(f"{name}: {lab.get('status')} ({str(lab.get('message') or '')[:120]})")
+        elif not isinstance(total, (int, float)) or not isinstance(top, (int, float)) or total < top:
+            problems.append(f"{name}: {total}/{top}")
+        answers = lab.get("answers") or {}
+        answered += float(answers.get("points") or 0)
+        answers_max += float(answers.get("max") or 0)
+        for question in answers.get("questions") or []:
+            if question.get("check") != "manual" and question.get("status") != "correct":
+                problems.append(f"{name}: answer {question.get('id')} {question.get('status')} "
+                                f"({str(question.get('why') or '')[:120]})")
+        steps = lab.get("variants") or {}
+        if float(steps.get("points") or 0) < float(steps.get("max") or 0):
+            problems.append(f"{name}: lecture steps {steps.get('points')}/{steps.get('max')}")
+    where = gpu_named(report)
+    head = (f"{report.get('total')}/{report.get('max')} points, answers {answered:g}/{answers_max:g}, "
+            f"{len(labs)} labs" + (f", on {where}" if where else ""))
+    if report.get("interrupted"):
+        problems.append("the grading run was interrupted")
+    if problems:
+        return False, f"FAIL {head}: " + "; ".join(problems)
+    return True, f"PASS {head}"
+
+
+def check_skeletons(report: dict[str, Any], expected: list[str]) -> tuple[bool, str]:
+    """(holds, summary line) for a grade of the student skeletons."""
+    labs, missing = _labs(report, expected)
+    problems = [f"{lab}: not graded" for lab in missing]
+    earned = 0.0
+    statuses: dict[str, int] = {}
+    for name, lab in labs.items():
+        correctness = (lab.get("correctness") or {}).get("points") or 0
+        earned += float(correctness)
+        statuses[str(lab.get("status"))] = statuses.get(str(lab.get("status")), 0) + 1
+        if lab.get("status") in SKELETON_FORBIDDEN:
+            problems.append(f"{name}: {lab.get('status')} ({str(lab.get('message') or '')[:120]})")
+        if correctness:
+            problems.append(f"{name}: {correctness} correctness points for a skeleton")
+    head = (f"correctness {earned:g} points over {len(labs)} labs, statuses "
+            + ", ".join(f"{s} {n}" for s, n in sorted(statuses.items())))
+    if report.get("interrupted"):
+        problems.append("the grading run was interrupted")
+    if problems:
+        return False, f"FAIL {head}: " + "; ".join(problems)
+    return True, f"PASS {head} (no crash, hang or build error)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m grader.tests.gpu_check", description=__doc__.split("\n\n")[0])
+    parser.add_argument("kind", choices=("solutions", "skeletons"))
+    parser.add_argument("report", type=Path, help="the grader's report.json")
+    parser.add_argument("--labs", nargs="*", default=[], help="the labs the report must hold")
+    args = parser.parse_args(argv)
+    try:
+        report = json.loads(args.report.read_text())
+        if not isinstance(report, dict) or report.get("schema") != "labkit-report":
+            raise ValueError("not a labkit-report")
+    except (OSError, ValueError) as exc:
+        print(f"FAIL cannot read the report {args.report}: {exc}")
+        return 2
+    ok, line = (check_solutions if args.kind == "solutions" else check_skeletons)(report, args.labs)
+    print(line)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""The verdict lines of `bash .ci/gpu-check` (grader.tests.gpu_check) on made-up reports."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import tempfile
+import unittest
+from pathlib import Path
+
+from grader.tests import gpu_check
+
+
+def lab(name: str, status: str = "PASS", correctness: float = 70, total: float = 110, top: float = 110,
+        answers: list[dict] | None = None, steps: tuple[float, float] = (2, 2)) -> dict:
+    questions = answers if answers is not None else [
+        {"id": "idle_threads", "check": "key", "status": "correct", "points": 1, "max": 1},
+        {"id": "your_gbps", "check": "bench", "status": "correct", "points": 1, "max": 1},
+        {"id": "host_timer", "check": "manual", "status": "manual", "points": 0, "max": 2}]
+    return {"lab": name, "status": status, "message": "", "correctness": {"points": correctness, "max": 70},
+            "total": total, "max": top,
+            "answers": {"points": sum(q["points"] for q in questions if q["check"] != "manual"),
+                        "max": sum(q["max"] for q in questions if q["check"] != "manual"), "questions": questions},
+            "variants": {"points": steps[0], "max": steps[1], "rows": []}}
+
+
+def report(*labs: dict, gpu: dict | None = None) -> dict:
+    return {"schema": "labkit-report", "labs": list(labs), "interrupted": False,
+            "total": sum(x["total"] for x in labs), "max": sum(x["max"] for x in labs), "gpu": gpu}
+
+
+H200 = {"name": "NVIDIA H200", "compute_capability": "9.0"}
+
+
+class SolutionsTest(unittest.TestCase):
+    def test_every_point(self):
+        ok, line = gpu_check.check_solutions(report(lab("vectorAdd"), lab("scan"), gpu=H200), ["vectorAdd", "scan"])
+        self.assertTrue(ok, line)
+        self.assertEqual(line, "PASS 220/220 points, answers 4/4, 2 labs, on NVIDIA H200 (sm_90)")
+
+    def test_misses(self):
+        cases = {
+            "a lab not graded": (report(lab("vectorAdd")), "scan: not graded"),
+            "a lab short of its maximum": (report(lab("vectorAdd", total=109.5)), "vectorAdd: 109.5/110"),
+            "a lab not passing": (report(lab("vectorAdd", status="PARTIAL")), "vectorAdd: PARTIAL"),
+            "an answer left to the instructor": (
+                report(lab("vectorAdd", answers=[{"id": "your_gbps", "check": "bench", "status": "other_gpu",
+                                                  "points": 0, "max": 1, "why": "measured on another GPU"}])),
+                "answer your_gbps other_gpu (measured on another GPU)"),
+            "a lecture step missed": (report(lab("vectorAdd", steps=(1, 2))), "lecture steps 1/2"),
+        }
+        for why, (made, text) in cases.items():
+            with self.subTest(why):
+                ok, line = gpu_check.check_solutions(made, ["vectorAdd", "scan"] if "not graded" in why
+                                                     else ["vectorAdd"])
+                self.assertFalse(ok, line)
+                self.assertTrue(line.startswith("FAIL "), line)
+                self.assertIn(text, line)
+
+
+class SkeletonsTest(unittest.TestCase):
+    def test_clean_failures(self):
+        ok, line = gpu_check.check_skeletons(
+            report(lab("vectorAdd", "PARTIAL", correctness=0, total=0), lab("scan", "PARTIAL", correctness=0, total=0)),
+            ["vectorAdd", "scan"])
+        self.assertTrue(ok, line)
+        self.assertIn("correctness 0 points over 2 labs, statuses PARTIAL 2", line)
+
+    def test_misses(self):
+        for status in gpu_check.SKELETON_FORBIDDEN:
+            with self.subTest(status):
+                ok, line = gpu_check.check_skeletons(report(lab("vectorAdd", status, correctness=0)), ["vectorAdd"])
+                self.assertFalse(ok)
+                self.assertIn(f"vectorAdd: {status}", line)
+        ok, line = gpu_check.check_skeletons(report(lab("vectorAdd", "PARTIAL", correctness=35)), ["vectorAdd"])
+        self.assertFalse(ok)
+        self.assertIn("35 correctness points for a skeleton", line)
+
+
+class MainTest(unittest.TestCase):
+    def run_main(self, *args: str) -> tuple[int, str]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = gpu_check.main(list(args))
+        return code, out.getvalue()
+
+    def test_exit_statuses(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "report.json"
+            path.write_text(json.dumps(report(lab("vectorAdd"))))
+            self.assertEqual(self.run_main("solutions", str(path), "--labs", "vectorAdd")[0], 0)
+            self.assertEqual(self.run_main("solutions", str(path), "--labs", "vectorAdd", "sort")[0], 1)
+            path.write_text('{"schema": "labkit-bench"}')
+            code, out = self.run_main("skeletons", str(path))
+            self.assertEqual(code, 2)
+            self.assertIn("cannot read the report", out)
+            code, out = self.run_main("skeletons", str(Path(tmp) / "missing.json"))
+            self.assertEqual(code, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -3,8 +3,10 @@
 The template is this kit without what only instructors need, with the GitHub Classroom
 workflow in place and a README for students; then it is checked the way a student
 will use it: configured without solutions, built, and its tests run. The CPU tests
-must pass; the skeletons' GPU tests fail by design on a GPU machine (they are skipped
-on a machine without one), and nothing else may fail.
+must pass; the skeletons' GPU tests fail by design on a GPU machine, and nothing else
+may fail. Which tests need a GPU is read from their CTest labels (cmake/LabKit.cmake
+labels each test `cpu` or `gpu`; `ctest --show-only=json-v1` lists them): on a machine
+without a GPU exactly those are forgiven for being skipped.
 
 Nothing leaks: in a git checkout only the files git tracks are copied (a file you have
 not committed is listed and left out; --include-untracked copies those too, never an
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
 import os
 import re
 import shutil
@@ -30,7 +33,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build, commandline, proc
+from grader import build, commandline, gpu, proc
 from grader.config import COURSE_LABS
 from grader.instructor.progress import BuildProgress
 
@@ -272,18 +275,54 @@ def prepare_out(out: Path, root: Path, force: bool) -> None:
 class CtestResult:
     name: str
     outcome: str  # passed | failed | skipped | timeout | crashed | not run
+    labels: frozenset[str] = frozenset()  # its CTest labels (ctest --show-only=json-v1)
 
+    @property
+    def needs_gpu(self) -> bool:
+        return GPU_LABEL in self.labels
+
+    @property
+    def skeleton(self) -> bool:
+        """A test of a student's file: in the template, the untouched skeleton's."""
+        return STUDENT_LABEL in self.labels
+
+
+GPU_LABEL, STUDENT_LABEL = "gpu", "student"  # cmake/LabKit.cmake: labkit_add_gtest
 
 _CTEST_LINE = re.compile(r"^\s*\d+/\d+\s+Test\s+#\d+:\s+(\S+)\s+\.*\s*(?:\*\*\*)?"
                          r"(Passed|Failed|Skipped|Timeout|Not Run|Exception|Disabled|SegFault|BAD_COMMAND)")
 
 
-def parse_ctest(output: str) -> list[CtestResult]:
-    """Per-test outcomes from ctest's progress lines (`1/9 Test #1: name ....   Passed`)."""
+def parse_ctest(output: str, labels: dict[str, frozenset[str]] | None = None) -> list[CtestResult]:
+    """Per-test outcomes from ctest's progress lines (`1/9 Test #1: name ....   Passed`),
+    each with its labels from `labels` (ctest_labels) where given."""
     words = {"Passed": "passed", "Failed": "failed", "Skipped": "skipped", "Timeout": "timeout",
              "Not Run": "not run", "Disabled": "skipped", "Exception": "crashed", "SegFault": "crashed",
              "BAD_COMMAND": "not run"}
-    return [CtestResult(m.group(1), words[m.group(2)]) for m in map(_CTEST_LINE.match, output.splitlines()) if m]
+    return [CtestResult(m.group(1), words[m.group(2)], (labels or {}).get(m.group(1), frozenset()))
+            for m in map(_CTEST_LINE.match, output.splitlines()) if m]
+
+
+def ctest_labels(text: str) -> dict[str, frozenset[str]]:
+    """Each test's labels, from `ctest --show-only=json-v1`; ValueError when the text is not
+    that listing."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise ValueError("ctest --show-only=json-v1 did not print JSON") from None
+    tests = data.get("tests") if isinstance(data, dict) else None
+    if not isinstance(tests, list) or data.get("kind") != "ctestInfo":
+        raise ValueError("ctest --show-only=json-v1 printed no list of tests")
+    found: dict[str, frozenset[str]] = {}
+    for test in tests:
+        if not isinstance(test, dict) or not isinstance(test.get("name"), str):
+            continue
+        labels: list[str] = []
+        for prop in test.get("properties") or []:
+            if isinstance(prop, dict) and prop.get("name") == "LABELS" and isinstance(prop.get("value"), list):
+                labels = [str(label) for label in prop["value"]]
+        found[test["name"]] = frozenset(labels)
+    return found
 
 
 @dataclass
@@ -293,13 +332,14 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
 
 
-def judge(results: list[CtestResult], labs: list[str]) -> Verdict:
-    """Whether the template's tests behave as designed.
+def judge(results: list[CtestResult], labs: list[str], has_gpu: bool) -> Verdict:
+    """Whether the template's tests behave as designed (`has_gpu`: this machine has one).
 
-    `<lab>.student.gpu` (the skeletons' GPU tests) must fail on a GPU machine and is
-    skipped without a GPU; a pass is suspicious (a skeleton should be wrong), a hang or a
-    crash is a problem (skeletons fail cleanly). Every other test must pass, or be
-    skipped for want of a GPU (its name ends in .gpu).
+    Which tests need a GPU and which test a student's file come from their labels (gpu,
+    student), never from their names. The skeletons' GPU tests must fail on a GPU machine:
+    a pass is suspicious (a skeleton should be wrong), a hang or a crash is a problem
+    (skeletons fail cleanly). Every other test must pass. A test that needs a GPU may be
+    skipped only where there is none; a CPU test that is skipped is a problem.
     """
     verdict = Verdict(ok=True)
     if not results:
@@ -310,18 +350,25 @@ def judge(results: list[CtestResult], labs: list[str]) -> Verdict:
             if f"{lab}.student.{kind}" not in names:
                 verdict.problems.append(f"test {lab}.student.{kind} is missing: was labs/{lab} built?")
     for result in results:
-        if ".solution." in result.name:
+        if not result.labels & {GPU_LABEL, "cpu"}:
+            verdict.problems.append(f"{result.name}: {result.outcome}, and it has neither the label cpu nor gpu, "
+                                    "so the check cannot tell whether it needs a GPU (label it in CMake)")
+        elif ".solution." in result.name or "solution" in result.labels:
             verdict.problems.append(f"{result.name}: the template builds a solution")
-        elif result.name.endswith(".student.gpu"):
+        elif result.outcome == "skipped" and result.needs_gpu:
+            if has_gpu:
+                verdict.problems.append(f"{result.name}: skipped, although this machine has a GPU: the test "
+                                        "programs cannot use it (run `nvidia-smi`, and one GPU test by hand)")
+        elif result.skeleton and result.needs_gpu:
             if result.outcome == "passed":
                 verdict.notes.append(f"{result.name} passed: the skeleton is expected to fail its GPU tests")
             elif result.outcome in ("timeout", "crashed", "not run"):
                 verdict.problems.append(f"{result.name}: {result.outcome} (a skeleton must fail cleanly)")
-        elif result.outcome == "skipped" and result.name.endswith(".gpu"):
-            continue  # no GPU on this machine
         elif result.outcome != "passed":
-            verdict.problems.append(f"{result.name}: {result.outcome}")
-    if any(r.name.endswith(".student.gpu") and r.outcome == "skipped" for r in results):
+            verdict.problems.append(f"{result.name}: {result.outcome}"
+                                    + (" (a CPU test: it must pass on every machine)" if result.outcome == "skipped"
+                                       else ""))
+    if not has_gpu and any(r.needs_gpu and r.outcome == "skipped" for r in results):
         verdict.notes.append("no GPU here: the GPU tests were skipped (run the export on a GPU machine to see "
                              "the skeletons fail them)")
     verdict.ok = not verdict.problems
@@ -346,17 +393,27 @@ def check(out: Path, labs: list[str], cuda_arch: str | None, keep_build: bool, s
             if result.returncode != 0:
                 errors = build.first_errors(result.stdout + "\n" + result.stderr)
                 return Verdict(False, [f"{name} failed: {result.command}\n{errors}"])
-        say("check: running the tests...")
+        listing, failure = _run("ctest", ["ctest", "--test-dir", str(build_dir), "--show-only=json-v1"], out)
+        if failure or listing.returncode != 0:
+            return Verdict(False, ["cannot list the tests and their labels: "
+                                   + (failure or f"{listing.command}\n{listing.output_tail(10)}")])
+        try:
+            labels = ctest_labels(listing.stdout)
+        except ValueError as exc:
+            return Verdict(False, [f"cannot list the tests and their labels: {exc} ({listing.command})"])
+        found = gpu.probe()
+        say("check: running the tests" + ("..." if found.ok else " (no GPU here: the GPU tests will be skipped)..."))
         result, failure = _run("ctest", ["ctest", "--test-dir", str(build_dir)], out)
         if failure:
             return Verdict(False, [failure])
-        results = parse_ctest(result.stdout)  # failures are expected: the verdict says which are fine
+        results = parse_ctest(result.stdout, labels)  # failures are expected: the verdict says which are fine
         counts: dict[str, int] = {}
         for item in results:
             counts[item.outcome] = counts.get(item.outcome, 0) + 1
         say("check: ctest: " + ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())))
-        verdict = judge(results, labs)
-        failed_as_designed = [r.name for r in results if r.name.endswith(".student.gpu") and r.outcome == "failed"]
+        verdict = judge(results, labs, has_gpu=found.ok)
+        failed_as_designed = {r.name.split(".")[0] for r in results
+                              if r.skeleton and r.needs_gpu and r.outcome == "failed"}
         if failed_as_designed:
             count = len(failed_as_designed)
             verdict.notes.append(f"the skeletons fail their GPU tests, as designed ({count} lab{'s' * (count != 1)})")

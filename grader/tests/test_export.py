@@ -22,7 +22,8 @@ from unittest import mock
 
 from grader.config import COURSE_LABS
 from grader.instructor import export, progress
-from grader.tests.helpers import write_script
+from grader import gpu
+from grader.tests.helpers import FIXTURES, write_script
 
 KIT = export.KIT_ROOT
 
@@ -34,7 +35,8 @@ def git_reads_kit() -> bool:
         return False
     return subprocess.run(["git", "-C", str(KIT), "rev-parse", "HEAD"], capture_output=True, timeout=60).returncode == 0
 
-# ctest output on a machine without a GPU, and on one with a GPU (skeletons fail).
+# ctest output on a machine without a GPU, and on one with a GPU (skeletons fail), and
+# the labels cmake/LabKit.cmake gives those tests (as ctest --show-only=json-v1 lists them).
 CTEST_NO_GPU = """\
 Test project /tmp/b
     Start 1: common.cpu
@@ -54,6 +56,25 @@ CTEST_GPU = """\
 3/4 Test #3: vectorAdd.student.cpu ............   Passed    0.05 sec
 4/4 Test #4: vectorAdd.student.gpu ............***Failed    2.31 sec
 """
+LABELS = {"common.cpu": {"common", "cpu"}, "common.gpu": {"common", "gpu"},
+          "vectorAdd.student.cpu": {"student", "cpu"}, "vectorAdd.student.gpu": {"student", "gpu"},
+          "vectorAdd.student.gpu_alone": {"student", "gpu"}, "vectorAdd2.student.cpu": {"student", "cpu"},
+          "vectorAdd2.student.gpu": {"student", "gpu"}, "vectorAdd.solution.cpu": {"solution", "cpu"},
+          "scan.student.cpu": {"student", "cpu"}, "scan.student.gpu": {"student", "gpu"}}
+# Recorded in the exported template, vectorAdd only, on a machine without a GPU.
+RECORDED_CTEST = (FIXTURES / "export" / "ctest-no-gpu-vectorAdd.txt").read_text()
+RECORDED_SHOW = (FIXTURES / "export" / "ctest-show-vectorAdd.json").read_text()
+
+
+def show_only(labels: dict[str, set[str]]) -> str:
+    """What `ctest --show-only=json-v1` prints for tests with these labels."""
+    return json.dumps({"kind": "ctestInfo", "version": {"major": 1, "minor": 0},
+                       "tests": [{"name": name, "properties": [{"name": "LABELS", "value": sorted(value)}]}
+                                 for name, value in labels.items()]})
+
+
+def results(output: str, labels: dict[str, set[str]] | None = None) -> list[export.CtestResult]:
+    return export.parse_ctest(output, {k: frozenset(v) for k, v in (LABELS if labels is None else labels).items()})
 
 
 def fake_kit(root: Path) -> Path:
@@ -337,51 +358,101 @@ class ReadmeTest(unittest.TestCase):
 
 class JudgeTest(unittest.TestCase):
     def test_parse_ctest(self):
-        results = export.parse_ctest(CTEST_NO_GPU + "5/5 Test #6: x.gpu ....***Exception: SegFault  0.01 sec\n"
-                                     "6/6 Test #7: y.cpu ....***Timeout   1.00 sec\n7/7 Test #8: z ...***Not Run   0 sec\n")
-        self.assertEqual([(r.name, r.outcome) for r in results][-4:], [
+        found = export.parse_ctest(CTEST_NO_GPU + "5/5 Test #6: x.gpu ....***Exception: SegFault  0.01 sec\n"
+                                   "6/6 Test #7: y.cpu ....***Timeout   1.00 sec\n7/7 Test #8: z ...***Not Run   0 sec\n")
+        self.assertEqual([(r.name, r.outcome) for r in found][-4:], [
             ("scan.student.cpu", "passed"), ("x.gpu", "crashed"), ("y.cpu", "timeout"), ("z", "not run")])
+        self.assertEqual(found[0].labels, frozenset())  # no listing given: no labels
+        self.assertEqual(results(CTEST_NO_GPU)[1].labels, {"common", "gpu"})
 
-    # No GPU: GPU tests skip, CPU tests pass: as designed.
-    def test_no_gpu(self):
-        verdict = export.judge(export.parse_ctest(CTEST_NO_GPU), ["vectorAdd", "scan"])
-        self.assertEqual(verdict.problems, ["test scan.student.gpu is missing: was labs/scan built?"])
-        verdict = export.judge(export.parse_ctest(CTEST_NO_GPU), ["vectorAdd"])
+    # The labels come from ctest's own listing of the tests.
+    def test_ctest_labels(self):
+        labels = export.ctest_labels(RECORDED_SHOW)
+        self.assertEqual(len(labels), 21)
+        self.assertEqual(labels["vectorAdd.student.gpu_alone"], {"gpu", "student"})
+        self.assertEqual(labels["common.options.help"], {"common", "cpu"})
+        self.assertEqual(sorted(name for name, found in labels.items() if "gpu" in found),
+                         ["common.gpu", "vectorAdd.student.gpu", "vectorAdd.student.gpu_alone"])
+        for text in ("not json", "[]", '{"kind": "ctestInfo"}', '{"kind": "other", "tests": []}'):
+            with self.assertRaises(ValueError, msg=text):
+                export.ctest_labels(text)
+
+    # No GPU: every test labelled gpu is skipped, the CPU tests pass: as designed. This is
+    # the template's real output; its vectorAdd.student.gpu_alone is a GPU test too.
+    def test_recorded_without_gpu(self):
+        found = export.parse_ctest(RECORDED_CTEST, export.ctest_labels(RECORDED_SHOW))
+        self.assertEqual(len(found), 21)
+        verdict = export.judge(found, ["vectorAdd"], has_gpu=False)
         self.assertTrue(verdict.ok, verdict.problems)
         self.assertIn("no GPU here", verdict.notes[0])
+        # The same skips where the machine has a GPU: its GPU tests did not run.
+        verdict = export.judge(found, ["vectorAdd"], has_gpu=True)
+        self.assertFalse(verdict.ok)
+        self.assertEqual([problem.split(":")[0] for problem in verdict.problems],
+                         ["common.gpu", "vectorAdd.student.gpu", "vectorAdd.student.gpu_alone"])
+        self.assertIn("although this machine has a GPU", verdict.problems[0])
+
+    def test_no_gpu(self):
+        verdict = export.judge(results(CTEST_NO_GPU), ["vectorAdd", "scan"], has_gpu=False)
+        self.assertEqual(verdict.problems, ["test scan.student.gpu is missing: was labs/scan built?"])
+        verdict = export.judge(results(CTEST_NO_GPU), ["vectorAdd"], has_gpu=False)
+        self.assertTrue(verdict.ok, verdict.problems)
+
+    # Forgiven by label, not by name: a CPU test skipped is a problem whatever its name,
+    # and a test without labels cannot be judged.
+    def test_skips_by_label(self):
+        labels = {**LABELS, "common.gpu": {"common", "cpu"}}
+        verdict = export.judge(results(CTEST_NO_GPU, labels), ["vectorAdd"], has_gpu=False)
+        self.assertEqual(verdict.problems, ["common.gpu: skipped (a CPU test: it must pass on every machine)"])
+        unlabelled = {k: v for k, v in LABELS.items() if k != "vectorAdd.student.gpu"}
+        verdict = export.judge(results(CTEST_NO_GPU, unlabelled), ["vectorAdd"], has_gpu=False)
+        self.assertEqual(len(verdict.problems), 1)
+        self.assertIn("vectorAdd.student.gpu: skipped, and it has neither the label cpu nor gpu", verdict.problems[0])
+        failed_cpu = CTEST_NO_GPU.replace("vectorAdd.student.cpu ............   Passed",
+                                          "vectorAdd.student.cpu ............***Failed")
+        verdict = export.judge(results(failed_cpu), ["vectorAdd"], has_gpu=False)
+        self.assertEqual(verdict.problems, ["vectorAdd.student.cpu: failed"])
 
     # A GPU: the skeleton's GPU tests fail (expected), everything else passes.
     def test_gpu(self):
-        verdict = export.judge(export.parse_ctest(CTEST_GPU), ["vectorAdd"])
+        verdict = export.judge(results(CTEST_GPU), ["vectorAdd"], has_gpu=True)
         self.assertTrue(verdict.ok, verdict.problems)
         self.assertEqual(verdict.notes, [])
+        alone = CTEST_GPU + "5/5 Test #5: vectorAdd.student.gpu_alone ....***Failed    0.5 sec\n"
+        self.assertTrue(export.judge(results(alone), ["vectorAdd"], has_gpu=True).ok)
+        # A GPU test that is not a skeleton's must pass.
+        failed = CTEST_GPU.replace("common.gpu .......................   Passed", "common.gpu ....***Failed")
+        self.assertEqual(export.judge(results(failed), ["vectorAdd"], has_gpu=True).problems, ["common.gpu: failed"])
 
     def test_problems(self):
         bad = (CTEST_GPU.replace("common.cpu .......................   Passed", "common.cpu ....***Failed")
                .replace("vectorAdd.student.gpu ............***Failed", "vectorAdd.student.gpu ....***Timeout")
                + "5/5 Test #5: vectorAdd.solution.cpu ....   Passed    0.1 sec\n")
-        verdict = export.judge(export.parse_ctest(bad), ["vectorAdd"])
+        verdict = export.judge(results(bad), ["vectorAdd"], has_gpu=True)
         self.assertFalse(verdict.ok)
         self.assertEqual(verdict.problems, ["common.cpu: failed",
                                             "vectorAdd.student.gpu: timeout (a skeleton must fail cleanly)",
                                             "vectorAdd.solution.cpu: the template builds a solution"])
-        self.assertFalse(export.judge([], []).ok)
-        skipped_cpu = export.judge(export.parse_ctest("1/1 Test #1: vectorAdd.student.cpu ...***Skipped 0 sec\n"
-                                                      "2/2 Test #2: vectorAdd.student.gpu ...***Failed 0 sec\n"),
-                                   ["vectorAdd"])
-        self.assertEqual(skipped_cpu.problems, ["vectorAdd.student.cpu: skipped"])
+        self.assertFalse(export.judge([], [], has_gpu=False).ok)
+        skipped_cpu = export.judge(results("1/1 Test #1: vectorAdd.student.cpu ...***Skipped 0 sec\n"
+                                           "2/2 Test #2: vectorAdd.student.gpu ...***Failed 0 sec\n"),
+                                   ["vectorAdd"], has_gpu=True)
+        self.assertEqual(skipped_cpu.problems, ["vectorAdd.student.cpu: skipped (a CPU test: it must pass on every "
+                                                "machine)"])
 
     def test_passing_skeleton_is_a_note(self):
-        verdict = export.judge(export.parse_ctest(CTEST_GPU.replace("***Failed", "   Passed")), ["vectorAdd"])
+        verdict = export.judge(results(CTEST_GPU.replace("***Failed", "   Passed")), ["vectorAdd"], has_gpu=True)
         self.assertTrue(verdict.ok)
         self.assertIn("expected to fail", verdict.notes[0])
 
 
 # The check end to end with fake cmake and ctest: the commands, and the verdict reported.
 class CheckTest(ExportTestCase):
-    def fake_tools(self, ctest_output: str, build_fails: bool = False) -> Path:
+    def fake_tools(self, ctest_output: str, build_fails: bool = False, listing: str | None = None,
+                   has_gpu: bool = False) -> Path:
         tools = self.tmp / "tools"
         log = self.tmp / "calls"
+        listing = show_only(LABELS) if listing is None else listing
         write_script(tools / "cmake", f"""
             import sys
             open({str(log)!r}, "a").write(" ".join(sys.argv[1:]) + "\\n")
@@ -392,11 +463,16 @@ class CheckTest(ExportTestCase):
         write_script(tools / "ctest", f"""
             import sys
             open({str(log)!r}, "a").write("ctest " + " ".join(sys.argv[1:]) + "\\n")
-            print({ctest_output!r})
+            print({listing!r} if "--show-only=json-v1" in sys.argv else {ctest_output!r})
         """)
         patcher = mock.patch.dict(os.environ, {"PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"})
         patcher.start()
         self.addCleanup(patcher.stop)
+        # Whether this machine has a GPU is the test's choice, never the host's.
+        probe = mock.patch.object(export.gpu, "probe", return_value=gpu.Probe(has_gpu, "" if has_gpu else "none",
+                                                                              ["GPU 0: X"] if has_gpu else []))
+        probe.start()
+        self.addCleanup(probe.stop)
         return log
 
     def test_check_passes(self):
@@ -407,19 +483,29 @@ class CheckTest(ExportTestCase):
         code, out, err = self.main("--cuda-arch", "90")
         self.assertEqual(code, 0, out + err)
         self.assertIn("check passed", out)
+        self.assertIn("no GPU here: the GPU tests will be skipped", out)
         calls = log.read_text().splitlines()
         self.assertIn("-DLABKIT_BUILD_SOLUTIONS=OFF", calls[0])
         self.assertIn("-DCMAKE_CUDA_ARCHITECTURES=90", calls[0])
         self.assertIn(f"-S {self.out}", calls[0])
         self.assertTrue(calls[1].startswith("--build "))
-        self.assertTrue(calls[2].startswith("ctest --test-dir "))
+        self.assertTrue(calls[2].startswith("ctest --test-dir ") and calls[2].endswith(" --show-only=json-v1"))
+        self.assertTrue(calls[3].startswith("ctest --test-dir "))
         build_dir = calls[1].split()[1]
         self.assertFalse(build_dir.startswith(str(self.out)))  # built outside the template
         self.assertFalse(Path(build_dir).exists())  # and cleaned up
 
+    # The recorded template without a GPU: its three GPU tests skip, and that passes.
+    def test_check_recorded_without_gpu(self):
+        self.fake_tools(RECORDED_CTEST, listing=RECORDED_SHOW)
+        (self.root / "grader" / "__main__.py").write_text("print('grader 0.1.0')\n")
+        code, out, err = self.main("--labs", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("check: ctest: 18 passed, 3 skipped", out)
+
     # On a GPU machine the skeletons fail their GPU tests: the check passes and says so.
     def test_check_on_gpu(self):
-        self.fake_tools(CTEST_GPU)
+        self.fake_tools(CTEST_GPU, has_gpu=True)
         (self.root / "grader" / "__main__.py").write_text("print('grader 0.1.0')\n")
         code, out, err = self.main("--labs", "vectorAdd")
         self.assertEqual(code, 0, out + err)
@@ -433,6 +519,12 @@ class CheckTest(ExportTestCase):
         self.assertIn("build failed", err)
         self.assertIn("labs/scan/scan.cu(3): error: expected a ;", err)
 
+    # Without the tests' labels the check cannot tell GPU tests from CPU ones: it fails.
+    def test_check_without_labels(self):
+        self.fake_tools(CTEST_NO_GPU, listing="ctest: unknown option")
+        code, out, err = self.main("--labs", "vectorAdd")
+        self.assertEqual(code, 1, out + err)
+        self.assertIn("cannot list the tests and their labels: ctest --show-only=json-v1 did not print JSON", err)
 
 
 # "Nothing leaks": the handout's own layout in a throwaway clone of the kit, with the
@@ -541,10 +633,16 @@ class ProgressTest(ExportTestCase):
             open(os.path.join(build, "build.ninja"), "w").write("# fake\\n")
             open(os.path.join(build, "CMakeCache.txt"), "w").write("CMAKE_MAKE_PROGRAM:FILEPATH={tools / 'ninja'}\\n")
         """)
-        write_script(tools / "ctest", f"print({CTEST_NO_GPU!r})")
+        write_script(tools / "ctest", f"""
+            import sys
+            print({show_only(LABELS)!r} if "--show-only=json-v1" in sys.argv else {CTEST_NO_GPU!r})
+        """)
         patcher = mock.patch.dict(os.environ, {"PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"})
         patcher.start()
         self.addCleanup(patcher.stop)
+        probe = mock.patch.object(export.gpu, "probe", return_value=gpu.Probe(False, "none"))
+        probe.start()
+        self.addCleanup(probe.stop)
         (self.root / "grader" / "__main__.py").write_text("print('grader 0.1.0')\n")
 
     def test_build_progress_lines(self):

@@ -73,6 +73,17 @@ def is_configured(build_dir: Path, root: Path) -> bool:
         return False
 
 
+def cache_value(build_dir: Path, name: str) -> str | None:
+    """A variable of `build_dir`'s CMakeCache.txt (`NAME:TYPE=value`); None when there is no
+    cache or it lacks the variable."""
+    try:
+        text = (build_dir / "CMakeCache.txt").read_text(errors="replace")
+    except OSError:
+        return None
+    found = re.search(rf"^{re.escape(name)}:[A-Za-z]+=(.*)$", text, re.MULTILINE)
+    return found.group(1).strip() if found else None
+
+
 def configure_args(root: Path, build_dir: Path, *, solutions: bool, cuda_arch: str | None) -> list[str]:
     """The CMake configure command line for this grading run."""
     args = ["cmake", "-S", str(root), "-B", str(build_dir)]
@@ -90,10 +101,12 @@ def configure(args: list[str], build_dir: Path, timeout: float) -> BuildResult:
     """Run `args` unless the build dir was already configured with exactly them.
 
     The arguments are remembered in a stamp file: a changed `--cuda-arch` or `--impl`
-    must reconfigure, an unchanged one must not pay for it again.
+    must reconfigure, an unchanged one must not pay for it again. So must a cache whose
+    CUDA architectures someone changed since (`cmake -B <build> -DCMAKE_CUDA_ARCHITECTURES=..`):
+    the grader's --cuda-arch is what is built.
     """
     stamp = build_dir / STAMP_NAME
-    if (build_dir / "CMakeCache.txt").is_file() and _read_stamp(stamp) == args:
+    if (build_dir / "CMakeCache.txt").is_file() and _read_stamp(stamp) == args and not _arch_changed(args, build_dir):
         return BuildResult(ok=True)
     if not shutil.which("cmake"):
         return BuildResult(ok=False, command=proc.command_string(args), message=(
@@ -153,6 +166,13 @@ def first_errors(output: str, limit: int = MAX_ERROR_LINES) -> str:
         if found:
             return "\n".join(found[:limit])
     return "\n".join(lines[-limit:])
+
+
+def _arch_changed(args: list[str], build_dir: Path) -> bool:
+    """Whether `args` name CUDA architectures that the build folder's cache no longer holds."""
+    given = [a.split("=", 1)[1] for a in args if a.startswith("-DCMAKE_CUDA_ARCHITECTURES=")]
+    cached = cache_value(build_dir, "CMAKE_CUDA_ARCHITECTURES")
+    return bool(given) and cached is not None and cached != given[-1]
 
 
 def _read_stamp(stamp: Path) -> list[str] | None:

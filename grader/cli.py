@@ -1,8 +1,9 @@
 """Command line of the grader: `python3 -m grader [lab ...]`, and its other commands.
 
 Exit codes: 0 when every graded lab passed, 1 when any lab failed, 2 for bad usage or
-configuration (one line on stderr, never a traceback), 3 when there is no usable GPU
-(said before anything is built), 130 when interrupted (the report is still written).
+configuration (one line on stderr, never a traceback), 3 when there is no usable GPU, or
+a GPU the build (or the reference package) has no code for (grader/arch.py; both said
+before anything is built), 130 when interrupted (the report is still written).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
-from grader import __version__, build, config, gpu, grade, html_report, manifest, overlay, proc, report, seed
+from grader import __version__, arch, build, config, gpu, grade, html_report, manifest, overlay, proc, report, seed
 from grader.config import ConfigError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -34,7 +35,8 @@ COMMAND_HELP = {
     "report": "turn a JSON report into Markdown, HTML, JUnit, Classroom or Gradescope results",
 }
 EXIT_HELP = ("exit status: 0 every graded lab passed, 1 some lab failed, 2 usage or config error, "
-             "3 no usable GPU (said before anything is built; --allow-no-gpu grades anyway), "
+             "3 no usable GPU, or one the build has no code for (said before anything is built; "
+             "--allow-no-gpu grades anyway), "
              "130 interrupted (the report is still written)")
 SUBCOMMANDS = {
     "export": "grader.instructor.export",    # write the student template repository
@@ -107,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "questions (default: $LABKIT_ANSWER_KEYS, else <kit>/solutions)")
     parser.add_argument("--cuda-arch", metavar="ARCH",
                         help="CUDA architectures to compile for, passed as -DCMAKE_CUDA_ARCHITECTURES "
-                             "(e.g. 90; default: the kit's choice)")
+                             "(e.g. 90, or 80,90; an existing build folder is reconfigured for them; default: "
+                             "the build folder's, else those of this machine's GPUs)")
     parser.add_argument("--json", type=Path, metavar="FILE",
                         help="where to write the JSON report (default: <build>/report.json)")
     parser.add_argument("--no-build", action="store_true",
@@ -115,8 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--skip-bench", action="store_true",
                         help="run the tests only (no timing, so no performance points)")
     parser.add_argument("--allow-no-gpu", action="store_true",
-                        help="build and grade even where no GPU is found (every lab that builds is then NO_GPU); "
-                             "without it the grader stops at once with exit status 3")
+                        help="build and grade even where no GPU is found (every lab that builds is then NO_GPU), "
+                             "or where the build has no code for a GPU; without it the grader stops at once with "
+                             "exit status 3")
     parser.add_argument("--student-dir", type=Path, metavar="DIR",
                         help="a folder of this submission's own for its copied files, libraries, checks and raw "
                              "results (default: in the build folder); `batch` gives each student one, beside a "
@@ -165,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
                   "grades anyway: every lab that builds is then NO_GPU; `python3 -m grader check` runs the "
                   "static checks without a GPU.)", file=sys.stderr)
             return EXIT_NO_GPU
+    if not args.allow_no_gpu and not args.build_only and not _architectures_fit(options, labs, quiet=args.quiet):
+        return EXIT_NO_GPU
     seed_how = (options.seed_source or {}).get("how", "given")
 
     def checkpoint(run: grade.GradingRun) -> None:
@@ -191,6 +197,21 @@ def main(argv: list[str] | None = None) -> int:
     if run.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_FAILED if run.failed else EXIT_OK
+
+
+def _architectures_fit(options: grade.Options, labs: list[str], quiet: bool = False) -> bool:
+    """Whether every GPU this run will use can run the build (and the reference package), as
+    grader/arch.py tells; if not, says which GPU, what the build has and the flag that fixes it."""
+    mode = arch.PREBUILT if options.prebuilt else arch.NO_BUILD if options.no_build else arch.BUILD
+    verdict = arch.for_grading(root=options.root, build_dir=options.build_dir, mode=mode, cuda_arch=options.cuda_arch,
+                               reference_dir=options.reference_dir, labs=[] if options.skip_bench else labs,
+                               devices=gpu.devices())
+    for line in verdict.errors:
+        print(f"grader: error: {line} Nothing was built or graded.", file=sys.stderr)
+    if verdict.ok and not quiet:
+        for line in verdict.notes:
+            print(f"note: {line}", flush=True)
+    return verdict.ok
 
 
 PROFILE_BUILD_TIMEOUT_S = 600
@@ -354,6 +375,11 @@ def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
         except seed.SecretError as exc:
             raise UsageError(str(exc)) from None
 
+    if args.cuda_arch is not None:
+        try:
+            args.cuda_arch = arch.parse_cuda_arch(args.cuda_arch)  # "80,90" -> "80;90", as CMake takes it
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     build_dir = (args.build_dir or default_build_dir(root, submission is not None, args.cuda_arch)).resolve()
     if (args.build_only or args.prebuilt) and args.student_dir is None:
         raise UsageError("--build-only and --prebuilt need --student-dir (where the submission's libraries go)")

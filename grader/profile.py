@@ -13,7 +13,8 @@ manifest's "profile" notes). The kit's own kernels (data generation, output chec
 are left out.
 
 Exit status: 0 printed; 1 ncu ran but found no kernel of yours; 2 bad usage; 3 no GPU,
-ncu or the bench is missing, or ncu may not read the GPU's counters.
+ncu or the bench is missing, the build has no code for the GPU (grader/arch.py), or ncu
+may not read the GPU's counters.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader import commandline, gpu, manifest, proc
+from grader import arch, commandline, gpu, manifest, proc
 
 EXIT_OK, EXIT_NOTHING, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
 TIMEOUT_S = 600
@@ -297,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "occupancy and its limiter, stall reasons, bank conflicts and coalescing, with what each means "
                     "for the lab.",
         epilog="Exit status: 0 printed; 1 no kernel of yours was found; 2 bad usage; 3 no GPU, ncu or the "
-               "bench is missing, or ncu may not read the GPU's counters.")
+               "bench is missing, the build has no code for the GPU, or ncu may not read the GPU's counters.")
     parser.add_argument("lab", help="the lab to profile")
     parser.add_argument("--build-dir", type=Path, default=None,
                         help="the build folder holding bin/<lab>_bench (default: build/dev of the kit)")
@@ -333,6 +334,12 @@ def main(argv: list[str] | None = None) -> int:
     found_gpu = gpu.probe()
     if not found_gpu.ok:
         print(f"grader profile: error: no usable GPU: {found_gpu.why}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    built = arch.build_holding(build_dir, mode=arch.PROFILE)
+    verdict = arch.check([built] if built else [], gpu.devices())
+    if not verdict.ok:
+        for line in verdict.errors:
+            print(f"grader profile: error: {line}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     ncu = find_ncu(args.ncu)
     if ncu is None:

@@ -21,8 +21,9 @@ changed. Each library is then inspected before anything is written (`inspect`): 
 in its fatbinaries (and none listed by `cuobjdump --list-ptx` where cuobjdump exists), no
 PTX text, no path of the kit or of the build folder, no debug sections. Without
 --cuda-arch the architectures are those of the GPUs in this machine; with no GPU either,
-the kit's fallback architecture (sm_75), with a warning: SASS runs only on GPUs of its
-own major version.
+the kit's fallback architectures (LABKIT_FALLBACK_CUDA_ARCHITECTURES, sm_75), with a
+warning: SASS runs only on GPUs of its own major version. Several at once, for a course
+with several kinds of runners: `--cuda-arch 75,80,86,89,90` (T4, A100, A10, L4, H100).
 
 The archive holds the libraries and `manifest.json` (kit and grader version, git commit,
 CUDA architectures, the SASS of each library, nvcc version, creation time, a sha256 per
@@ -56,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import __version__, build, commandline, proc
+from grader.arch import DEFAULT_FALLBACK, fallback_architectures as kit_fallback, runs_on
 from grader.config import COURSE_LABS
 from grader.instructor import nvcc_shipping
 from grader.instructor.progress import BuildProgress
@@ -64,7 +66,6 @@ EXIT_OK, EXIT_BAD, EXIT_USAGE = 0, 1, 2
 MANIFEST = "manifest.json"
 SCHEMA = "labkit-reference"
 KIT_ROOT = Path(__file__).resolve().parents[2]
-FALLBACK_ARCH = "75"  # cmake/LabKitCudaArch.cmake's LABKIT_FALLBACK_CUDA_ARCH, when the file does not say
 TIMEOUTS = {"configure": 600, "build": 3 * 3600, "tool": 120}
 _LIB = re.compile(r"^lib(?P<lab>[A-Za-z]+)_solution\.so$")
 _ARCH = re.compile(r"^(?:sm_)?(?P<arch>\d{2,3}[af]?)(?:-real)?$")
@@ -120,14 +121,11 @@ def gpu_architectures() -> list[str]:
     return found
 
 
-def fallback_architecture(root: Path) -> str:
-    """The architecture the kit builds for on a machine without a GPU."""
-    try:
-        text = (root / "cmake" / "LabKitCudaArch.cmake").read_text(errors="replace")
-    except OSError:
-        return FALLBACK_ARCH
-    match = re.search(r"set\(LABKIT_FALLBACK_CUDA_ARCH\s+(\d+)", text)
-    return match.group(1) if match else FALLBACK_ARCH
+def fallback_architectures(root: Path) -> list[str]:
+    """The architectures the kit builds for on a machine without a GPU (its
+    LABKIT_FALLBACK_CUDA_ARCHITECTURES), as machine code: a PTX-only entry is left out."""
+    found = [m.group("arch") for item in kit_fallback(root) if (m := _ARCH.match(item))]
+    return list(dict.fromkeys(found)) or list(DEFAULT_FALLBACK)
 
 
 def choose_architectures(given: str | None, root: Path) -> tuple[list[str], str]:
@@ -138,10 +136,13 @@ def choose_architectures(given: str | None, root: Path) -> tuple[list[str], str]
     found = gpu_architectures()
     if found:
         return found, ""
-    arch = fallback_architecture(root)
-    return [arch], (f"no GPU on this machine and no --cuda-arch: the references are built for the fallback "
-                    f"architecture sm_{arch}, and its machine code runs only on GPUs of compute capability "
-                    f"{arch[:-1]}.x. Pass --cuda-arch with the grading machines' GPUs (e.g. --cuda-arch 90 for H100)")
+    archs = fallback_architectures(root)
+    named = ", ".join(f"sm_{a}" for a in archs)
+    majors = ", ".join(dict.fromkeys(re.sub(r"\D", "", a)[:-1] + ".x" for a in archs))
+    return archs, (f"no GPU on this machine and no --cuda-arch: the references are built for the fallback "
+                   f"architecture{'s' if len(archs) > 1 else ''} {named}, whose machine code runs only on GPUs of "
+                   f"compute capability {majors}. Pass --cuda-arch with the grading machines' GPUs (e.g. "
+                   "--cuda-arch 90 for H100, --cuda-arch 75,80,86,89,90 for T4, A100, A10, L4 and H100 runners)")
 
 
 # --- building ---------------------------------------------------------------------------------
@@ -445,18 +446,6 @@ def read_package(path: Path) -> tuple[dict[str, Any] | None, dict[str, bytes], l
     return manifest, files, problems
 
 
-def runs_on(sass: list[str], arch: str) -> bool:
-    """Whether machine code for `sass` (['sm_90']) runs on a GPU of compute capability `arch`
-    ('90'): same major version, a minor version no newer than the GPU's."""
-    want = re.match(r"(\d+)(\d)", arch)
-    for name in sass:
-        have = re.match(r"sm_(\d+)(\d)([af]?)$", name)
-        if have and want and have.group(1) == want.group(1) and (
-                int(have.group(2)) <= int(want.group(2)) if not have.group(3) else have.group(2) == want.group(2)):
-            return True
-    return False
-
-
 def verify(path: Path) -> tuple[bool, list[str]]:
     """Check a package or an unpacked folder against its manifest, for PTX, and for this
     machine's GPUs; (ok, report lines)."""
@@ -481,8 +470,11 @@ def verify(path: Path) -> tuple[bool, list[str]]:
             problems += [f"{name}: {problem}" for problem in found if problem.startswith("PTX")]
             unusable = [arch for arch in gpus if sass and not runs_on(sass, arch)]
             if unusable:
+                # Again for these GPUs and those it was made for, so other runners keep working.
+                wanted = sorted({*(s.removeprefix("sm_") for s in sass), *unusable},
+                                key=lambda a: int(re.sub(r"\D", "", a)))
                 problems.append(f"{name}: no machine code for this machine's GPU (sm_{unusable[0]}; it has "
-                                f"{', '.join(sass)}): package again with --cuda-arch {unusable[0]}")
+                                f"{', '.join(sass)}): package again with --cuda-arch {','.join(wanted)}")
             elif not any(p.startswith(f"{name}:") for p in problems):
                 lines.append(f"ok  {name}" + (f" ({', '.join(sass)})" if sass else ""))
         for name in sorted(set(files) - set(listed)):

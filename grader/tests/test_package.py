@@ -28,6 +28,7 @@ from pathlib import Path
 from unittest import mock
 
 from grader.instructor import nvcc_shipping, package
+from grader.tests.helpers import write_script
 
 KIT = package.KIT_ROOT
 CC = shutil.which("cc") or shutil.which("gcc")
@@ -57,6 +58,27 @@ def c_library(path: Path, blob: bytes, extra: str = "", debug: bool = False) -> 
                    check=True, timeout=120)
     source.unlink()
     return path
+
+
+# A fake cmake for `package --cuda-arch`: configure logs its arguments and writes a cache
+# holding the architectures it was given; building `<lab>_solution` copies FAKE_LIBRARY
+# into <build>/lib as that lab's reference.
+FAKE_CMAKE = """
+    import json, os, shutil, sys
+    args = sys.argv[1:]
+    open(os.environ["FAKE_CMAKE_LOG"], "a").write(json.dumps(args) + "\\n")
+    if args[0] == "--build":
+        os.makedirs(os.path.join(args[1], "lib"), exist_ok=True)
+        for target in args[args.index("--target") + 1:]:
+            lab = target[: -len("_solution")]
+            shutil.copy(os.environ["FAKE_LIBRARY"], os.path.join(args[1], "lib", f"lib{lab}_solution.so"))
+        sys.exit(0)
+    build = args[args.index("-B") + 1]
+    archs = [a.split("=", 1)[1] for a in args if a.startswith("-DCMAKE_CUDA_ARCHITECTURES=")][0]
+    os.makedirs(build, exist_ok=True)
+    open(os.path.join(build, "CMakeCache.txt"), "w").write(f"CMAKE_CUDA_ARCHITECTURES:STRING={archs}\\n")
+"""
+COURSE_GPUS = ["75", "80", "86", "89", "90"]  # T4, A100, A10, L4, H100
 
 
 @unittest.skipUnless(CC, "needs a C compiler to make small shared libraries")
@@ -155,7 +177,7 @@ class PackageTest(unittest.TestCase):
             code, out, _ = self.main("--verify", str(folder))
         self.assertEqual(code, 1)
         self.assertIn("no machine code for this machine's GPU (sm_80; it has sm_90): package again with "
-                      "--cuda-arch 80", out)
+                      "--cuda-arch 80,90", out)
 
         (folder / "libscan_solution.so").write_bytes(b"tampered")
         (folder / "libvectorAdd_solution.so").unlink()
@@ -165,6 +187,44 @@ class PackageTest(unittest.TestCase):
         self.assertIn("BAD libscan_solution.so: sha256 differs", out)
         self.assertIn("BAD libvectorAdd_solution.so: listed in the manifest but missing", out)
         self.assertIn("BAD libsort_solution.so: not in the manifest", out)
+
+    # A course with several kinds of runners: one package, machine code for each GPU. The
+    # configure command asks for each architecture as -real (no PTX), the manifest lists
+    # them, and --verify passes on each of those GPUs (and an sm_87 one, which runs sm_86
+    # code) but not on a newer one, which it names with the flag that fixes it.
+    def test_several_architectures(self):
+        kit = self.tmp / "kit"
+        for folder in ("labs/vectorAdd", "solutions/vectorAdd"):
+            (kit / folder).mkdir(parents=True)
+        tools = self.tmp / "tools"
+        write_script(tools / "cmake", FAKE_CMAKE)
+        log = self.tmp / "cmake.log"
+        library = c_library(self.tmp / "built.so", fatbin([(package.FATBIN_ELF, int(a)) for a in COURSE_GPUS]))
+        env = {"PATH": f"{tools}{os.pathsep}{os.environ['PATH']}", "FAKE_CMAKE_LOG": str(log),
+               "FAKE_LIBRARY": str(library)}
+        with mock.patch.dict(os.environ, env):
+            code, out, err = self.main("--root", str(kit), "--out", str(self.out), "--cuda-arch", "75,80,86,89,90",
+                                       "--labs", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        configure = json.loads(log.read_text().splitlines()[0])
+        self.assertIn("-DCMAKE_CUDA_ARCHITECTURES=75-real;80-real;86-real;89-real;90-real", configure)
+        self.assertNotIn("warning", out)  # not the fallback
+        self.assertIn("machine code for sm_75, sm_80, sm_86, sm_89, sm_90 only", out)
+        with tarfile.open(self.out) as tar:
+            manifest = json.loads(tar.extractfile("manifest.json").read())
+        self.assertEqual(manifest["cuda_architectures"], "75-real;80-real;86-real;89-real;90-real")
+        self.assertFalse(manifest["fallback_architecture"])
+        self.assertEqual(manifest["libraries"]["libvectorAdd_solution.so"]["sass"], [f"sm_{a}" for a in COURSE_GPUS])
+        for gpu_arch in [*COURSE_GPUS, "87"]:
+            with self.subTest(gpu=gpu_arch), mock.patch.object(package, "gpu_architectures", return_value=[gpu_arch]):
+                code, out, _ = self.main("--verify", str(self.out))
+                self.assertEqual(code, 0, out)
+                self.assertIn("ok  libvectorAdd_solution.so (sm_75, sm_80, sm_86, sm_89, sm_90)", out)
+        with mock.patch.object(package, "gpu_architectures", return_value=["90", "120"]):
+            code, out, _ = self.main("--verify", str(self.out))
+        self.assertEqual(code, 1)
+        self.assertIn("no machine code for this machine's GPU (sm_120; it has sm_75, sm_80, sm_86, sm_89, sm_90): "
+                      "package again with --cuda-arch 75,80,86,89,90,120", out)
 
     def test_verify_not_a_package(self):
         (self.tmp / "empty").mkdir()
@@ -214,13 +274,35 @@ class ArchitectureTest(unittest.TestCase):
     def test_choose(self):
         with mock.patch.object(package, "gpu_architectures", return_value=[]):
             archs, warning = package.choose_architectures(None, KIT)
-        self.assertEqual(archs, [package.fallback_architecture(KIT)])
+        self.assertEqual(archs, package.fallback_architectures(KIT))
         self.assertIn("no GPU on this machine and no --cuda-arch", warning)
         self.assertIn("--cuda-arch 90", warning)
         with mock.patch.object(package, "gpu_architectures", return_value=["90"]):
             self.assertEqual(package.choose_architectures(None, KIT), (["90"], ""))
         self.assertEqual(package.choose_architectures("80", KIT), (["80"], ""))
 
+    def test_parse_several(self):
+        self.assertEqual(package.parse_architectures("75,80,86,89,90"), COURSE_GPUS)
+        self.assertEqual(package.choose_architectures("75,80,86,89,90", KIT), (COURSE_GPUS, ""))
+
+    # The fallback is the kit's list (LABKIT_FALLBACK_CUDA_ARCHITECTURES), as machine code:
+    # a PTX-only entry is dropped; the warning names each and the GPUs it runs on.
+    def test_fallback_list(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            (root / "cmake").mkdir()
+            (root / "cmake" / "LabKitCudaArch.cmake").write_text(
+                'set(LABKIT_FALLBACK_CUDA_ARCHITECTURES "75;80-real;90-virtual" CACHE STRING "doc")\n')
+            self.assertEqual(package.fallback_architectures(root), ["75", "80"])
+            with mock.patch.object(package, "gpu_architectures", return_value=[]):
+                archs, warning = package.choose_architectures(None, root)
+            self.assertEqual(archs, ["75", "80"])
+            self.assertIn("fallback architectures sm_75, sm_80, whose machine code runs only on GPUs of compute "
+                          "capability 7.x, 8.x", warning)
+            (root / "cmake" / "LabKitCudaArch.cmake").unlink()
+            self.assertEqual(package.fallback_architectures(root), ["75"])
+
+    # package.runs_on is grader.arch.runs_on (grader/tests/test_arch.py has the full table).
     def test_runs_on(self):
         self.assertTrue(package.runs_on(["sm_80"], "86"))
         self.assertFalse(package.runs_on(["sm_86"], "80"))
@@ -317,7 +399,7 @@ class PackageBuildTest(unittest.TestCase):
                     contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
                 code = package.main(["--root", str(clone), "--out", str(out), "--labs", "vectorAdd"])
             self.assertEqual(code, 0, stdout.getvalue() + stderr.getvalue())
-            arch = package.fallback_architecture(clone)
+            arch = package.fallback_architectures(clone)[0]
             self.assertIn(f"warning: no GPU on this machine and no --cuda-arch: the references are built for the "
                           f"fallback architecture sm_{arch}", stdout.getvalue())
             with tarfile.open(out) as tar:

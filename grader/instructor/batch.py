@@ -4,10 +4,14 @@ ROSTER is a CSV file whose header names the columns `student` and `path`; `path`
 local clone of the student's repository (relative paths are relative to the roster's
 folder).
 
+There must be a GPU: without one, batch stops at once (exit 3) before building anything,
+unless --allow-no-gpu (each lab that builds is then NO_GPU, e.g. to check a roster or the
+builds on a CPU machine).
+
 The class shares one build of the pristine kit (DIR/work/_kit: its judge programs,
 workers and references, built once); a submission costs only its own files' compiles.
-Those run on the cores the graders do not use, ahead of the GPU, while it grades the
-student before: for each student,
+Those run on the cores the graders do not use, several students at a time, ahead of the
+GPUs, while they grade the students before: for each student,
 
     python3 -m grader --submission PATH --pristine PRISTINE --build-dir DIR/work/_kit
                       --student-dir DIR/work/STUDENT --build-only [lab ...]
@@ -17,12 +21,14 @@ student before: for each student,
 so only the student-editable files come from the submission and the grader draws a
 hidden seed, recorded in the report. With several GPUs, one grading job runs per GPU
 (CUDA_VISIBLE_DEVICES names it), so timings never share a device; a bench always runs
-alone on its GPU.
+alone on its GPU. The compiles check the shared kit build before compiling (a Ninja
+run): one at a time does that part, the compiles themselves run side by side.
 
     DIR/gradebook.csv           student, total, max, points per lab, status, seed
     DIR/reports/STUDENT.json    the grader's report (python3 -m grader report turns it into Markdown ...)
     DIR/logs/STUDENT.log        the grader's output
     DIR/status/STUDENT.json     how the grader process ended (read by --resume and --collect)
+    DIR/timing.json             the last run's wall time, the kit's build, and each GPU's busy time
 
 --resume skips students whose report is complete. --slurm FILE writes a Slurm job array
 (one task per roster row) instead of grading; --collect then assembles the gradebook.
@@ -50,17 +56,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from grader import commandline, proc
+from grader import commandline, gpu, manifest, proc
 from grader.config import COURSE_LABS
 from grader.report import REPORT_SCHEMA, Report, read
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 KIT_ROOT = Path(__file__).resolve().parents[2]
 GRADER_ENV = "LABKIT_BATCH_GRADER"  # a command replacing `python3 -m grader` (tests, wrappers)
 DEFAULT_TIMEOUT_S = 3600
 GRACE_S = 30  # after SIGINT, the grader writes its partial report and ends its children
 MISSING = "missing submission"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")  # becomes a file name
+# What the grader prints (grade.build_students) once a --build-only run is past the shared
+# kit build (configure check, Ninja, the compile jail's trial) and compiles the
+# submission's own files: from then on the next student's compile may start beside it.
+KIT_READY_MARKER = "compiling the student files of"
 
 
 class RosterError(Exception):
@@ -125,19 +135,32 @@ def read_roster(path: Path) -> list[Entry]:
 
 def gpu_ids(spec: str = "auto") -> list[str]:
     """The GPUs to spread jobs over: CUDA_VISIBLE_DEVICES when set (a Slurm allocation),
-    else the devices `nvidia-smi -L` lists; [] when there is none to name."""
+    else the devices nvidia-smi lists (gpu.devices); [] when there is none to name."""
     if spec != "auto":
-        if spec.isdigit():
+        if spec.strip().isdigit():  # a count; a list has a comma ("0,2", or "3," for GPU 3 alone)
             return [str(i) for i in range(int(spec))]
-        return [gpu.strip() for gpu in spec.split(",") if gpu.strip()]
+        return [one.strip() for one in spec.split(",") if one.strip()]
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").strip()
     if visible:
-        return [gpu.strip() for gpu in visible.split(",") if gpu.strip()]
-    try:
-        listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
+        return [one.strip() for one in visible.split(",") if one.strip()]
+    return [device.index for device in gpu.devices()]
+
+
+def unknown_gpus(wanted: list[str]) -> list[str]:
+    """The GPU indices in `wanted` that nvidia-smi does not list ([] when it lists none, or
+    when CUDA_VISIBLE_DEVICES already narrows what it shows)."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", "").strip():
         return []
-    return [str(i) for i, _ in enumerate(line for line in listing.splitlines() if line.startswith("GPU "))]
+    listed = {device.index for device in gpu.devices()}
+    return [one for one in wanted if one.isdigit() and listed and one not in listed]
+
+
+def no_gpu_message(why: str) -> str:
+    """What batch says, before building anything, on a machine without a usable GPU."""
+    return (f"grader batch: error: no usable GPU: {why}. Nothing was built and no one was graded. "
+            "--allow-no-gpu builds and grades anyway (every lab that builds is then NO_GPU), e.g. to check a "
+            "roster or the students' builds on a CPU machine; --slurm only writes a job script and needs no GPU "
+            "here.")
 
 
 # --- grading one student --------------------------------------------------------------------
@@ -166,6 +189,11 @@ class Layout:
     @property
     def gradebook(self) -> Path:
         return self.out / "gradebook.csv"
+
+    @property
+    def timing(self) -> Path:
+        """The last run's wall time, kit build and busy time per GPU (read by class_scale)."""
+        return self.out / "timing.json"
 
 
 def grader_command() -> list[str]:
@@ -200,12 +228,16 @@ def complete_report(path: Path, labs: list[str] | None) -> Report | None:
 
 def grade_one(entry: Entry, layout: Layout, *, pristine: Path, labs: list[str], timeout: float,
               gpu: str | None, build_jobs: int | None, keep_work: bool, stop: threading.Event,
-              grader_args: list[str] = (), phase: str = "all", cores: set[int] | None = None) -> dict[str, Any]:
+              grader_args: list[str] = (), phase: str = "all", cores: set[int] | None = None,
+              kit_lock: threading.Lock | None = None) -> dict[str, Any]:
     """Run the grader on one submission; returns (and saves) how the process ended.
 
     `phase`: "all" (one process that builds and grades, in a build folder of the student's
     own), "build" (compile the submission's files, in the class's shared build), or
-    "grade" (grade what "build" compiled). `cores` pins the process and its children."""
+    "grade" (grade what "build" compiled). `cores` pins the process and its children.
+    `kit_lock` (phase "build"): held from the start until the grader says it compiles the
+    submission's own files (KIT_READY_MARKER) or ends, so that one compile at a time runs
+    Ninja in the shared kit build; the compiles themselves overlap."""
     status: dict[str, Any] = {"student": entry.student, "path": str(entry.path) if entry.path else None,
                               "gpu": gpu, "exit": None, "timed_out": False, "interrupted": False, "seconds": 0.0}
     if not entry.present:
@@ -230,10 +262,18 @@ def grade_one(entry: Entry, layout: Layout, *, pristine: Path, labs: list[str], 
     if build_jobs:  # several graders compile at once: share the cores instead of oversubscribing them
         env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(build_jobs))
     status["command"] = proc.command_string(command, {"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else None)
+    if kit_lock is not None:
+        while not kit_lock.acquire(timeout=0.5):
+            if stop.is_set():
+                status["interrupted"] = True
+                return status
+    locked = kit_lock is not None
     start = time.monotonic()
+    status["started"] = start  # the monotonic clock: for the busy time of its GPU, not saved
     with layout.log(entry.student).open("w" if phase != "grade" else "a") as log:
         log.write(f"$ {status['command']}\n")
         log.flush()
+        log_start = log.tell()
 
         def pin() -> None:
             if cores:
@@ -242,30 +282,48 @@ def grade_one(entry: Entry, layout: Layout, *, pristine: Path, labs: list[str], 
                 os.nice(10)  # compiles yield to the graders where they share a core
 
         try:
-            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                     cwd=KIT_ROOT, env=env, start_new_session=True,
-                                     preexec_fn=pin if (cores or phase == "build") else None)
-        except OSError as exc:
-            log.write(f"cannot start the grader: {exc}\n")
-            status["exit"], status["error"] = None, f"cannot start the grader ({exc.strerror or exc})"
-            _save_status(layout, status)
-            return status
-        while True:
             try:
-                status["exit"] = child.wait(timeout=0.5)
-                break
-            except subprocess.TimeoutExpired:
-                if stop.is_set() or time.monotonic() - start > timeout:
-                    status["timed_out" if not stop.is_set() else "interrupted"] = True
-                    status["exit"] = _stop(child)
+                child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                         cwd=KIT_ROOT, env=env, start_new_session=True,
+                                         preexec_fn=pin if (cores or phase == "build") else None)
+            except OSError as exc:
+                log.write(f"cannot start the grader: {exc}\n")
+                status["exit"], status["error"] = None, f"cannot start the grader ({exc.strerror or exc})"
+                _save_status(layout, status)
+                return status
+            while True:
+                try:
+                    status["exit"] = child.wait(timeout=0.2 if locked else 0.5)
                     break
-    status["seconds"] = round(time.monotonic() - start, 1)
+                except subprocess.TimeoutExpired:
+                    if stop.is_set() or time.monotonic() - start > timeout:
+                        status["timed_out" if not stop.is_set() else "interrupted"] = True
+                        status["exit"] = _stop(child)
+                        break
+                    if locked and _says(layout.log(entry.student), log_start, KIT_READY_MARKER):
+                        kit_lock.release()
+                        locked = False
+        finally:
+            if locked:
+                kit_lock.release()
+    status["ended"] = time.monotonic()
+    status["seconds"] = round(status["ended"] - start, 1)
     if phase == "build":
         return status  # the grading phase saves the status
     if not keep_work and complete_report(report, labs or None):
         shutil.rmtree(layout.work(entry.student), ignore_errors=True)
     _save_status(layout, status)
     return status
+
+
+def _says(log: Path, offset: int, text: str) -> bool:
+    """Whether the log, from byte `offset` on, holds `text`."""
+    try:
+        with log.open("rb") as stream:
+            stream.seek(offset)
+            return text.encode() in stream.read()
+    except OSError:
+        return False
 
 
 def _stop(child: subprocess.Popen) -> int | None:
@@ -288,7 +346,8 @@ def _save_status(layout: Layout, status: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     status["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(status, indent=2) + "\n")
+    saved = {key: value for key, value in status.items() if key not in ("started", "ended")}
+    tmp.write_text(json.dumps(saved, indent=2) + "\n")
     os.replace(tmp, path)
 
 
@@ -370,6 +429,8 @@ def progress_line(done: int, count: int, entry: Entry, status: dict[str, Any], l
     else:
         text = row["status"]
     when = "resumed" if resumed else f"{status.get('seconds', 0):.0f} s"
+    if not resumed and status.get("gpu") is not None:
+        when += f" on GPU {status['gpu']}"
     return f"[{done}/{count}] {entry.student}: {text} ({when})"
 
 
@@ -418,7 +479,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "(DIR/gradebook.csv) and per-student reports (DIR/reports/).",
         epilog="ROSTER: a CSV file with the header `student,path` (path: a clone of the student's repository; "
                "relative to the roster's folder). Exit status: 0 every submission graded; 1 some grader "
-               "failed or timed out; 2 bad usage or roster; 130 interrupted (the gradebook holds what was done).")
+               "failed or timed out; 2 bad usage or roster; 3 no usable GPU (said before anything is built; "
+               "--allow-no-gpu grades anyway); 130 interrupted (the gradebook holds what was done).")
     parser.add_argument("roster", type=Path, help="CSV file with the columns student,path")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="where the gradebook, reports and logs go")
     parser.add_argument("--pristine", type=Path, metavar="DIR",
@@ -434,8 +496,13 @@ def build_parser() -> argparse.ArgumentParser:
     parallel.add_argument("--jobs", type=int, metavar="N",
                           help="students graded at once (default: one per GPU); jobs share GPUs round-robin")
     parallel.add_argument("--gpus", default="auto", metavar="auto|N|LIST",
-                          help="GPUs to use, one job each: auto (CUDA_VISIBLE_DEVICES, else nvidia-smi -L), "
-                               "a count, or a list such as 0,2 (default: auto)")
+                          help="GPUs to use, one job each: auto (CUDA_VISIBLE_DEVICES, else every GPU nvidia-smi "
+                               "lists), a count N (GPUs 0 to N-1), or a list such as 0,2 (GPU 2 alone: 2,) "
+                               "(default: auto)")
+    parser.add_argument("--allow-no-gpu", action="store_true",
+                        help="grade even where no GPU is found (passed on to each student's grading: every lab "
+                             "that builds is then NO_GPU), e.g. to check a roster or the builds on a CPU machine; "
+                             "without it batch stops at once with exit status 3")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
                         help=f"seconds per student before the grader is stopped (default: {DEFAULT_TIMEOUT_S})")
     parser.add_argument("--resume", action="store_true", help="skip students whose report is already complete")
@@ -460,6 +527,9 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("grader batch: error: --timeout must be a positive number of seconds")
         if args.jobs is not None and args.jobs < 1:
             raise SystemExit("grader batch: error: --jobs must be at least 1")
+        if args.gpus != "auto" and not gpu_ids(args.gpus):
+            raise SystemExit(f"grader batch: error: --gpus {args.gpus} names no GPU: give a count (1 for GPU 0) or "
+                             "a list of indices with a comma (0,2; GPU 2 alone: 2,)")
         entries = read_roster(args.roster.resolve())
     except SystemExit as exc:
         if isinstance(exc.code, str):
@@ -483,7 +553,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.slurm:
         text = slurm_script(args.roster.resolve(), out, len(entries), pristine, labs, args.timeout, args.sbatch,
-                            args.grader_arg)
+                            args.grader_arg + (["--allow-no-gpu"] if args.allow_no_gpu else []))
         args.slurm.parent.mkdir(parents=True, exist_ok=True)
         args.slurm.write_text(text)
         args.slurm.chmod(0o755)
@@ -496,11 +566,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.collect:
         rows = write_gradebook(entries, layout, labs)
         return _summary(rows, layout)
+    if args.task is not None and not 0 <= args.task < len(entries):
+        print(f"grader batch: error: --task {args.task} is outside the roster's rows 0-{len(entries) - 1}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    # Grading from here on: a machine without a GPU is told so now, not after the builds.
+    if args.allow_no_gpu:
+        args.grader_arg = [*args.grader_arg, "--allow-no-gpu"]
+    else:
+        found = gpu.probe()
+        if not found.ok:
+            print(no_gpu_message(found.why), file=sys.stderr)
+            return EXIT_NO_GPU
+    if args.gpus != "auto" and (missing := unknown_gpus(gpu_ids(args.gpus))):
+        print(f"grader batch: error: --gpus {args.gpus}: nvidia-smi lists no GPU {', '.join(missing)} on this "
+              "machine (`nvidia-smi -L` lists those there are)", file=sys.stderr)
+        return EXIT_USAGE
+    args.grader_arg = with_instructor_feedback(args.grader_arg)
     if args.task is not None:
-        if not 0 <= args.task < len(entries):
-            print(f"grader batch: error: --task {args.task} is outside the roster's rows 0-{len(entries) - 1}",
-                  file=sys.stderr)
-            return EXIT_USAGE
         entry = entries[args.task]
         status = grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=None,
                            build_jobs=None, keep_work=args.keep_work, stop=threading.Event(),
@@ -510,7 +593,30 @@ def main(argv: list[str] | None = None) -> int:
     return run_batch(entries, layout, args, labs, pristine)
 
 
-def split_cores(jobs: int) -> tuple[set[int] | None, set[int] | None]:
+def with_instructor_feedback(grader_args: list[str]) -> list[str]:
+    """`grader_args` and, where this kit's grader has the option and the instructor gave none,
+    `--answer-feedback figures`: the instructor's reports show the figures behind each answer."""
+    if any(arg == "--answer-feedback" or arg.startswith("--answer-feedback=") for arg in grader_args):
+        return grader_args
+    return [*grader_args, "--answer-feedback", "figures"] if grader_has_option("--answer-feedback") else grader_args
+
+
+def grader_has_option(option: str) -> bool:
+    """Whether `python3 -m grader` (this kit's grader/cli.py) accepts `option`."""
+    try:
+        from grader import cli
+        return option in cli.build_parser().format_usage().replace("[", " ").replace("]", " ").split()
+    except Exception:  # an older or broken cli: pass nothing it may not know
+        return False
+
+
+def grader_cores(labs: int) -> int:
+    """Cores one grading job keeps busy: a judge and its worker per lab tested at once (the
+    grader tests several labs side by side), and one for the grader and the bench."""
+    return 1 + 2 * max(1, min(labs, 4))
+
+
+def split_cores(jobs: int, labs: int = 1) -> tuple[set[int] | None, set[int] | None]:
     """(cores of the graders, cores of the compiles ahead of them), or (None, None) on a
     machine too small to split: the graders' host threads time their GPU's clock stamps
     and fences, and a compile sharing their core could delay them."""
@@ -518,10 +624,18 @@ def split_cores(jobs: int) -> tuple[set[int] | None, set[int] | None]:
         available = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return None, None
-    reserved = 3 * jobs  # a judge and its two workers per grading job
+    reserved = grader_cores(labs) * jobs
     if len(available) < reserved + 4:
         return None, None
     return set(available[:reserved]), set(available[reserved:])
+
+
+def build_slots(jobs: int, labs: int, build_cores: set[int] | None) -> int:
+    """How many students' files compile at once, ahead of the graders: enough to keep every
+    GPU fed (one more than the grading jobs), each with a core per lab (its labs compile
+    side by side), never more than the compiles' cores hold."""
+    cores = len(build_cores) if build_cores else max(1, (os.cpu_count() or 2) - grader_cores(labs) * jobs)
+    return max(1, min(jobs + 1, cores // max(1, labs)))
 
 
 def prepare_kit(layout: Layout, pristine: Path, labs: list[str], timeout: float, grader_args: list[str]) -> bool:
@@ -549,15 +663,64 @@ def prepare_kit(layout: Layout, pristine: Path, labs: list[str], timeout: float,
     return ok
 
 
+class GpuUse:
+    """When each GPU had a grader on it: the busy time of a GPU is the union of its
+    graders' spans (from the process's start to its end), whatever they did meanwhile."""
+
+    def __init__(self, gpus: list[str | None]) -> None:
+        self.spans: dict[str | None, list[tuple[float, float]]] = {one: [] for one in gpus}
+        self._lock = threading.Lock()
+
+    def add(self, one: str | None, start: float, end: float) -> None:
+        with self._lock:
+            self.spans.setdefault(one, []).append((start, end))
+
+    def busy(self, one: str | None) -> float:
+        """Seconds at least one grader held GPU `one`."""
+        total, reach = 0.0, float("-inf")
+        for start, end in sorted(self.spans.get(one, [])):
+            if end > reach:
+                total += end - max(start, reach)
+                reach = end
+        return total
+
+    def summary(self, since: float, until: float) -> list[dict[str, Any]]:
+        """Per GPU: its busy seconds between `since` and `until`, that span, the share, the students."""
+        span = max(until - since, 1e-9)
+        out = []
+        for one, spans in self.spans.items():
+            busy = self.busy(one)
+            out.append({"gpu": one, "busy_s": round(busy, 1), "of_s": round(span, 1),
+                        "share": round(min(busy / span, 1.0), 3), "students": len(spans)})
+        return out
+
+
+def gpu_lines(summary: list[dict[str, Any]]) -> list[str]:
+    """`GPU 0: busy 812 s of 843 s (96%), 11 students` per GPU."""
+    lines = []
+    for one in summary:
+        name = f"GPU {one['gpu']}" if one["gpu"] is not None else "no GPU"
+        students = f"{one['students']} student{'s' * (one['students'] != 1)}"
+        lines.append(f"  {name}: busy {one['busy_s']:.0f} s of {one['of_s']:.0f} s ({100 * one['share']:.0f}%), "
+                     f"{students}")
+    return lines
+
+
 def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, labs: list[str], pristine: Path) -> int:
     gpus = gpu_ids(args.gpus)
     jobs = args.jobs or max(1, len(gpus))
     slots: queue.Queue[str | None] = queue.Queue()
     for k in range(jobs):
         slots.put(gpus[k % len(gpus)] if gpus else None)
-    grade_cores, build_cores = split_cores(jobs)
-    where = f"GPUs {','.join(gpus)}" if gpus else "no GPU found (the GPU tests will not run)"
-    print(f"grading {len(entries)} students, {jobs} at a time, {where}; output in {layout.out}", flush=True)
+    lab_count = len(labs or _kit_labs(pristine)) or 1
+    grade_cores, build_cores = split_cores(jobs, lab_count)
+    builders = build_slots(jobs, lab_count, build_cores)
+    where = (f"GPU{'s' * (len(gpus) != 1)} {','.join(gpus)}" if gpus
+             else "no GPU (--allow-no-gpu: every lab that builds is NO_GPU)")
+    cores = (f"; cores: {len(grade_cores)} for the graders, {len(build_cores)} for the compiles" if grade_cores
+             else "")
+    print(f"grading {len(entries)} students, {jobs} at a time on {where}, the compiles of {builders} "
+          f"student{'s' * (builders != 1)} at a time ahead of them{cores}; output in {layout.out}", flush=True)
 
     todo, done, count = [], 0, len(entries)
     for entry in entries:
@@ -570,11 +733,15 @@ def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, la
     stop = threading.Event()
     wall0 = time.monotonic()
     prepare_kit(layout, pristine, labs, args.timeout, args.grader_arg)
+    kit_s = time.monotonic() - wall0
+    print(f"  the kit's part took {kit_s:.0f} s", flush=True)
 
-    # The compiles run ahead of the graders, a few students at most, on their own cores.
+    # The compiles run ahead of the graders, a few students at a time, on their own cores;
+    # each runs Ninja in the shared kit build under kit_lock, then compiles beside the others.
     built: dict[str, concurrent.futures.Future[dict[str, Any]]] = {}
-    ahead = threading.Semaphore(jobs + 1)
-    builder = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    ahead = threading.Semaphore(jobs + builders)
+    kit_lock = threading.Lock()
+    builder = concurrent.futures.ThreadPoolExecutor(max_workers=builders)
 
     def build(entry: Entry) -> dict[str, Any]:
         ahead.acquire()
@@ -582,28 +749,31 @@ def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, la
             return {"skipped": True}
         return grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=None,
                          build_jobs=None, keep_work=True, stop=stop, grader_args=args.grader_arg, phase="build",
-                         cores=build_cores)
+                         cores=build_cores, kit_lock=kit_lock)
 
     for entry in todo:
         built[entry.student] = builder.submit(build, entry)
-    busy = [0.0]
+    use = GpuUse(list(dict.fromkeys(gpus)) if gpus else [None])
+    compiled_s: list[float] = []  # list.append is atomic: the job threads add to it
 
     def work(entry: Entry) -> dict[str, Any]:
         try:
-            built[entry.student].result()  # its files are compiled (or failed to: the grading says so)
+            compiled = built[entry.student].result()  # its files are compiled (or failed to: the grading says so)
+            compiled_s.append(compiled.get("seconds", 0.0))
         finally:
             ahead.release()
-        gpu = slots.get()
+        one = slots.get()
         try:
             if stop.is_set():
                 return {"student": entry.student, "skipped": True}
-            status = grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=gpu,
+            status = grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=one,
                                build_jobs=None, keep_work=args.keep_work, stop=stop, grader_args=args.grader_arg,
                                phase="grade", cores=grade_cores)
-            busy[0] += status.get("seconds", 0.0)
+            if "started" in status and "ended" in status:
+                use.add(one, status["started"], status["ended"])
             return status
         finally:
-            slots.put(gpu)
+            slots.put(one)
 
     interrupted = False
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -627,13 +797,42 @@ def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, la
                 done += 1
                 print(progress_line(done, count, futures[future], status, layout, labs), flush=True)
     builder.shutdown(wait=True)
-    wall = time.monotonic() - wall0
+    end = time.monotonic()
+    wall = end - wall0
+    per_gpu = use.summary(wall0 + kit_s, end)
+    timing = {"students": len(todo), "labs": labs or _kit_labs(pristine), "jobs": jobs, "gpus": gpus,
+              "builders": builders, "cores": {"graders": len(grade_cores) if grade_cores else None,
+                                              "compiles": len(build_cores) if build_cores else None},
+              "wall_s": round(wall, 1), "kit_s": round(kit_s, 1), "grading_s": round(wall - kit_s, 1),
+              "compile_s": round(sum(compiled_s), 1), "per_gpu": per_gpu, "interrupted": interrupted}
+    _write_json(layout.timing, timing)
     if todo:
-        print(f"{len(todo)} students in {wall:.0f} s: {wall / len(todo):.1f} s per student; the graders were busy "
-              f"{100 * busy[0] / (wall * jobs):.0f}% of the time", flush=True)
+        grading = wall - kit_s
+        print(f"{len(todo)} students in {wall:.0f} s: the kit's part {kit_s:.0f} s, then {grading:.0f} s grading "
+              f"({grading / len(todo):.1f} s per student)", flush=True)
+        for line in gpu_lines(per_gpu):
+            print(line, flush=True)
+        print("  (busy: a grader process held that GPU, from its start to its end: tests, sanitizer, bench and the "
+              "CPU work between them; the rest of the time the GPU waited for a compile, or for the last students)",
+              flush=True)
     rows = write_gradebook(entries, layout, labs)
     code = _summary(rows, layout)
     return EXIT_INTERRUPTED if interrupted else code
+
+
+def _kit_labs(pristine: Path) -> list[str]:
+    """The labs of the pristine kit (what the grader grades when --labs names none)."""
+    try:
+        return manifest.names(pristine)
+    except Exception:  # a broken lab.json: the grader reports it; here it only sizes the jobs
+        return []
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(tmp, path)
 
 
 def _graded(entry: Entry, layout: Layout, labs: list[str]) -> bool:

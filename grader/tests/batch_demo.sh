@@ -6,6 +6,8 @@
 #   skeletons  the template as exported: every lab fails its GPU tests (PARTIAL)
 #   broken     the template with a compile error in vectorAdd: BUILD_ERROR there
 #
+# and grades/timing.json must hold each GPU's busy time.
+#
 #   bash grader/tests/batch_demo.sh [OUT] [lab ...]   (default: build/batch-demo, vectorAdd reduction)
 #
 # Needs the grader's --submission/--pristine options (instructor mode). Exit status 0
@@ -71,6 +73,12 @@ expect(broken.get("vectorAdd") == "BUILD_ERROR" and float(rows["broken"]["vector
        f"broken: vectorAdd BUILD_ERROR with 0 points ({broken})")
 expect(all(broken.get(lab) == skel.get(lab) for lab in labs if lab != "vectorAdd"),
        "broken: the other labs graded like the skeleton")
+timing = json.loads((grades / "timing.json").read_text())
+per_gpu = timing.get("per_gpu", [])
+expect(sum(one["students"] for one in per_gpu) == 3
+       and all(one["busy_s"] <= one["of_s"] and (one["busy_s"] > 0 or not one["students"]) for one in per_gpu),
+       "timing.json: each GPU's busy time, 3 students in all ("
+       + ", ".join(f"GPU {one['gpu']} {one['busy_s']:.0f} s of {one['of_s']:.0f} s" for one in per_gpu) + ")")
 print("batch demo: " + ("OK" if not problems else f"{len(problems)} problem(s)"))
 sys.exit(1 if problems else 0)
 PY

@@ -1,17 +1,27 @@
-"""How long does a class take? Generates N submissions and grades them with `batch`.
+"""How long does a class take, and how does it scale over GPUs? Generates N submissions
+and grades them with `batch`, once per GPU set asked for.
 
 The submissions mix the files a class hands in: right ones (the corpus's correct
 submissions, for the labs that have one), untouched skeletons, and files that do not
-compile. They are graded with `python3 -m grader batch` as an instructor would, and the
-script prints one table row: N, wall time, time per student, and how busy the GPU was.
-Needs a GPU and the instructor's kit (with solutions/):
+compile. They are graded with `python3 -m grader batch` as an instructor would. Needs a
+GPU and the instructor's kit (with solutions/):
 
-    python3 -m grader.tests.class_scale --students 20 --out /tmp/class [--labs ...]
+    python3 -m grader.tests.class_scale --students 8 --labs vectorAdd reduction --out /tmp/class \
+        --gpus 0 --gpus 0,1
 
-A class too long for one sitting is graded in parts: `--limit K` grades the first K
-students not graded yet and keeps the folder; `--resume` goes on where the last part
-stopped. Each part's wall time is kept in DIR/class_scale.json, and the table adds the
-parts up (the kit's one-time build is in the first part's time).
+prints one table row per `--gpus` (default: batch's own choice, every GPU): students,
+labs, GPUs, wall time, the kit's one-time build, seconds per student after it, the
+speedup over the first row, and each GPU's busy time. Busy is what batch measures: the
+seconds a grader process held that GPU (its tests, sanitizer and bench, and the CPU work
+between them), out of the grading time after the kit's build; it is slot occupancy, not
+nvidia-smi's utilisation (nothing here samples the GPU). The runs share the class's kit
+build (the first run's wall time holds it; batch reports it apart), and each run's
+gradebook, reports and logs are kept in DIR/run<K>-gpus-<SPEC>/.
+
+A class too long for one sitting is graded in parts (one GPU set only): `--limit K`
+grades the first K students not graded yet and keeps the folder; `--resume` goes on
+where the last part stopped. Each part's figures are kept in DIR/class_scale.json, and
+the table adds the parts up.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import re
+import os
 import shutil
 import subprocess
 import sys
@@ -34,6 +44,8 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 RIGHT = {"vectorAdd": CORPUS / "correct" / "labs" / "vectorAdd" / "vectorAdd.cu",
          "reduction": CORPUS / "correct_reduction" / "labs" / "reduction" / "reduction.cu"}
 BROKEN = "#include \"{lab}.h\"\nthis line does not compile;\n"
+RUN_OUTPUTS = ("gradebook.csv", "timing.json", "reports", "logs", "status")  # what batch writes per run
+AUTO = "auto"
 
 
 def make_class(out: Path, students: int, labs: list[str]) -> Path:
@@ -62,16 +74,106 @@ def make_class(out: Path, students: int, labs: list[str]) -> Path:
     return roster
 
 
+def run_batch(out: Path, roster: Path, labs: list[str], gpus: str, grader_args: list[str]) -> dict:
+    """One `batch` run over `roster` in out/grades (the kit build there is reused); returns
+    its figures from batch's timing.json, with the exit status and the wall time seen here."""
+    grades = out / "grades"
+    command = [sys.executable, "-m", "grader", "batch", str(roster), "--out", str(grades), "--labs", *labs,
+               "--resume", *(f"--grader-arg={a}" for a in grader_args)]
+    # The GPUs as CUDA_VISIBLE_DEVICES names them: batch's --gpus auto then uses exactly
+    # those (its --gpus would read "0" as a count).
+    env = dict(os.environ, **({"CUDA_VISIBLE_DEVICES": gpus} if gpus != AUTO else {}))
+    (grades / "timing.json").unlink(missing_ok=True)
+    print(f"$ {'CUDA_VISIBLE_DEVICES=' + gpus + ' ' if gpus != AUTO else ''}{' '.join(command)}", flush=True)
+    start = time.monotonic()
+    done = subprocess.run(command, cwd=KIT, env=env)  # its output shows as it goes
+    wall = time.monotonic() - start
+    try:
+        timing = json.loads((grades / "timing.json").read_text())
+    except (OSError, ValueError):
+        timing = {}
+    return {"gpus": gpus, "exit": done.returncode, "wall_s": round(wall, 1),
+            "students": timing.get("students", 0), "kit_s": timing.get("kit_s"),
+            "grading_s": timing.get("grading_s"), "per_gpu": timing.get("per_gpu", []),
+            "used_gpus": timing.get("gpus", []), "builders": timing.get("builders")}
+
+
+def keep_run(out: Path, index: int, gpus: str) -> Path:
+    """Moves a finished run's gradebook, reports, logs and status to out/run<K>-gpus-<SPEC>,
+    so that the next run grades every student again (in the same kit build)."""
+    kept = out / f"run{index}-gpus-{gpus.replace(',', '_')}"
+    shutil.rmtree(kept, ignore_errors=True)
+    kept.mkdir(parents=True)
+    for name in RUN_OUTPUTS:
+        if (out / "grades" / name).exists():
+            shutil.move(str(out / "grades" / name), str(kept / name))
+    for work in (out / "grades" / "work").glob("student*"):
+        shutil.rmtree(work, ignore_errors=True)
+    return kept
+
+
+def combine(parts: list[dict]) -> dict:
+    """The parts of one GPU set added up: students, wall, kit and grading seconds, and per
+    GPU the busy seconds, the seconds it could have been, and the students it graded."""
+    total = {"gpus": parts[0]["gpus"], "parts": len(parts), "students": 0, "wall_s": 0.0, "kit_s": 0.0,
+             "grading_s": 0.0, "per_gpu": {}, "exit": max(part["exit"] for part in parts), "known": True}
+    for part in parts:
+        total["students"] += part["students"]
+        total["wall_s"] += part["wall_s"]
+        if part.get("grading_s") is None:
+            total["known"] = False
+            continue
+        total["kit_s"] += part["kit_s"] or 0.0
+        total["grading_s"] += part["grading_s"]
+        for one in part["per_gpu"]:
+            use = total["per_gpu"].setdefault(str(one["gpu"]), {"busy_s": 0.0, "of_s": 0.0, "students": 0})
+            use["busy_s"] += one["busy_s"]
+            use["of_s"] += one["of_s"]
+            use["students"] += one["students"]
+    return total
+
+
+def table(rows: list[dict], labs: int) -> str:
+    """students, labs, GPUs, wall s, kit s, s per student (after the kit), speedup over the
+    first row, each GPU's busy time."""
+    lines = [f"{'students':>8} {'labs':>4} {'GPUs':>6} {'wall s':>7} {'kit s':>6} {'s/student':>9} {'speedup':>7}  "
+             f"busy per GPU (a grader held it; of the grading time after the kit)"]
+    first = None
+    for row in rows:
+        per = row["grading_s"] / row["students"] if row["known"] and row["students"] else None
+        first = first or per
+        speedup = f"{first / per:.2f}x" if per and first else "?"
+        gpus = ",".join(row["per_gpu"]) if row["per_gpu"] else row["gpus"]
+        busy = "; ".join(f"{gpu}: {use['busy_s']:.0f} s of {use['of_s']:.0f} s "
+                         f"({100 * use['busy_s'] / use['of_s'] if use['of_s'] else 0:.0f}%), {use['students']} st."
+                         for gpu, use in row["per_gpu"].items()) or "?"
+        lines.append(f"{row['students']:>8} {labs:>4} {gpus:>6} {row['wall_s']:>7.0f} "
+                     f"{row['kit_s'] if row['known'] else float('nan'):>6.0f} "
+                     f"{f'{per:.1f}' if per else '?':>9} {speedup:>7}  {busy}"
+                     + (f"   ({row['parts']} parts)" if row["parts"] > 1 else "")
+                     + (f"   (batch exit {row['exit']})" if row["exit"] not in (0, 1) else ""))
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m grader.tests.class_scale", description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=20, help="how many submissions (default 20)")
     parser.add_argument("--out", type=Path, required=True, help="a folder for the class (deleted first)")
     parser.add_argument("--labs", nargs="+", help="labs to grade (default: all)")
+    parser.add_argument("--gpus", action="append", metavar="LIST",
+                        help="grade the class on these GPUs, by index as CUDA_VISIBLE_DEVICES names them, e.g. 0 or "
+                             "0,1; repeat it for one run per GPU set, in order (default: one run on every GPU)")
     parser.add_argument("--grader-arg", action="append", default=[], help="passed on to every grader run")
     parser.add_argument("--limit", type=int, metavar="K", help="grade at most K more students now (a part)")
     parser.add_argument("--resume", action="store_true", help="go on with the class in --out (its next part)")
     args = parser.parse_args(argv)
-    labs = manifest.resolve_names(args.labs, manifest.names(KIT)) if args.labs else manifest.names(KIT)
+    specs = args.gpus or [AUTO]
+    if len(specs) > 1 and (args.limit is not None or args.resume):
+        parser.error("--limit and --resume grade one GPU set in parts: give at most one --gpus with them")
+    try:
+        labs = manifest.resolve_names(args.labs, manifest.names(KIT)) if args.labs else manifest.names(KIT)
+    except ValueError as exc:
+        parser.error(str(exc))
     out = args.out.resolve()
     parts_file = out / "class_scale.json"
     if not args.resume:
@@ -82,38 +184,40 @@ def main(argv: list[str] | None = None) -> int:
     elif not parts_file.is_file():
         parser.error(f"--resume: no class in {out} (run without --resume first)")
     parts = json.loads(parts_file.read_text())
-    graded_before = sum(part["students"] for part in parts)
-    now = args.students - graded_before if args.limit is None else min(args.limit, args.students - graded_before)
-    if now <= 0:
-        print(f"all {args.students} students are graded")
-    else:
+    roster = out / "roster.csv"
+    with roster.open() as f:
+        rows = list(csv.reader(f))
+
+    for index, spec in enumerate(specs, 1):
+        graded_before = sum(part["students"] for part in parts if part["gpus"] == spec)
+        left = args.students - graded_before
+        now = left if args.limit is None else min(args.limit, left)
+        if now <= 0:
+            print(f"all {args.students} students are graded")
+            continue
         # This part's roster: the students graded before (batch --resume skips them) and the next ones.
-        roster = out / "roster.csv"
-        with roster.open() as f:
-            rows = list(csv.reader(f))
         part_roster = out / f"roster.part{len(parts) + 1}.csv"
         with part_roster.open("w", newline="") as f:
             csv.writer(f).writerows(rows[:1 + graded_before + now])
-        command = [sys.executable, "-m", "grader", "batch", str(part_roster), "--out", str(out / "grades"), "--labs",
-                   *labs, "--resume", *(f"--grader-arg={a}" for a in args.grader_arg)]
-        start = time.monotonic()
-        done = subprocess.run(command, cwd=KIT, capture_output=True, text=True)
-        wall = time.monotonic() - start
-        print(done.stdout[-4000:], done.stderr[-2000:], sep="")
-        busy = re.search(r"busy (\d+)% of the time", done.stdout)
-        parts.append({"students": now, "wall_s": round(wall, 1), "busy": int(busy.group(1)) / 100 if busy else None,
-                      "exit": done.returncode})
+        part = run_batch(out, part_roster, labs, spec, args.grader_arg)
+        part["students"] = part["students"] or now
+        parts.append(part)
         parts_file.write_text(json.dumps(parts, indent=1) + "\n")
-        if done.returncode not in (0, 1):
-            return done.returncode
-    graded = sum(part["students"] for part in parts)
-    wall = sum(part["wall_s"] for part in parts)
-    known = [part for part in parts if part["busy"] is not None]
-    busy = sum(part["busy"] * part["wall_s"] for part in known) / sum(part["wall_s"] for part in known) if known else None
-    print(f"\n{'N':>4} {'parts':>6} {'wall s':>8} {'s/student':>10} {'GPU busy':>9}")
-    print(f"{graded:>4} {len(parts):>6} {wall:>8.0f} {wall / max(1, graded):>10.1f} "
-          f"{f'{100 * busy:.0f}%' if busy is not None else '?':>9}" + ("" if graded == args.students else
-                                                                         f"   ({args.students - graded} to go: --resume)"))
+        if part["exit"] not in (0, 1):
+            print(f"batch ended with exit status {part['exit']}: see its output above", file=sys.stderr)
+            return part["exit"]
+        if len(specs) > 1:
+            print(f"run {index} kept in {keep_run(out, index, spec)}", flush=True)
+
+    by_spec: dict[str, list[dict]] = {}
+    for part in parts:
+        by_spec.setdefault(part["gpus"], []).append(part)
+    print()
+    print(table([combine(found) for found in by_spec.values()], len(labs)))
+    graded = {spec: sum(part["students"] for part in found) for spec, found in by_spec.items()}
+    short = [spec for spec, count in graded.items() if count < args.students]
+    if short:
+        print(f"({', '.join(f'{args.students - graded[spec]} to go on --gpus {spec}' for spec in short)}: --resume)")
     return 0
 
 

@@ -1,23 +1,29 @@
 """Tests of `python3 -m grader batch` (grader/instructor/batch.py) with a fake grader.
 
 LABKIT_BATCH_GRADER replaces `python3 -m grader` by a small script that behaves as the
-submission asks (its behaviour.txt): write a report, crash, or hang until stopped.
+submission asks (its behaviour.txt): write a report, crash, or hang until stopped. It
+records when it checked the kit build, compiled and graded (FAKE_CALLS.spans), so the
+tests can see what ran side by side. Whether the machine has a GPU is each test's choice
+(gpu.probe and gpu.devices mocked, or a fake nvidia-smi), never the host's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import inspect
 import io
 import json
 import os
 import shutil
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 from unittest import mock
 
+from grader import grade, gpu
 from grader.instructor import batch
 from grader.tests.helpers import FIXTURES, write_script
 
@@ -26,10 +32,22 @@ FAKE_GRADER = """
     import json, os, sys, time
     args = sys.argv[1:]
     opt = lambda name: args[args.index(name) + 1]
+    seconds = lambda name: float(os.environ.get(name, "0"))
+
+    def span(**what):
+        open(os.environ["FAKE_CALLS"] + ".spans", "a").write(json.dumps(what) + "\\n")
+
     if "--build-only" in args:  # the class's kit build, or a submission's files compiled ahead
         os.makedirs(opt("--student-dir"), exist_ok=True)
         if "--submission" in args:
-            open(os.environ["FAKE_CALLS"] + ".built", "a").write(os.path.basename(opt("--submission")) + "\\n")
+            who = os.path.basename(opt("--submission"))
+            t0 = time.monotonic()
+            time.sleep(seconds("FAKE_KIT_S"))  # Ninja in the shared kit build
+            t1 = time.monotonic()
+            print("compiling the student files of 2 lab(s)...", flush=True)
+            time.sleep(seconds("FAKE_COMPILE_S"))
+            span(who=who, kit=[t0, t1], compile=[t1, time.monotonic()])
+            open(os.environ["FAKE_CALLS"] + ".built", "a").write(who + "\\n")
         sys.exit(0)
     submission, report, build = opt("--submission"), opt("--json"), opt("--build-dir")
     valued = {"--submission", "--pristine", "--build-dir", "--json", "--secret-file", "--student-dir"}
@@ -49,6 +67,9 @@ FAKE_GRADER = """
         open(report, "w").write(json.dumps(data))
 
     print("grading", submission, flush=True)
+    t0 = time.monotonic()
+    time.sleep(seconds("FAKE_GRADE_S"))
+    span(who=os.path.basename(submission), gpu=os.environ.get("CUDA_VISIBLE_DEVICES"), grade=[t0, time.monotonic()])
     if behaviour[0] == "score":
         write(float(behaviour[1]))
     elif behaviour[0] == "crash":
@@ -61,6 +82,25 @@ FAKE_GRADER = """
             write(50.0, interrupted=True, graded=labs[:1])
             sys.exit(130)
 """
+
+
+REAL_DEVICES, REAL_PROBE, REAL_HAS_OPTION = gpu.devices, gpu.probe, batch.grader_has_option
+
+
+def fake_smi(folder: Path, indices: list[str], fails: bool = False) -> Path:
+    """A fake nvidia-smi listing GPUs `indices` (-L and --query-gpu), or failing as it does
+    where the driver cannot be reached."""
+    return write_script(folder / "nvidia-smi", f"""
+        import sys
+        if {fails}:
+            print("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
+            sys.exit(9)
+        for i in {indices!r}:
+            if "-L" in sys.argv:
+                print(f"GPU {{i}}: NVIDIA H100 80GB HBM3 (UUID: GPU-{{i}})")
+            else:
+                print(f"{{i}}, NVIDIA H100 80GB HBM3, 9.0, 81559, GPU-{{i}}")
+    """)
 
 
 class BatchTestCase(unittest.TestCase):
@@ -78,6 +118,20 @@ class BatchTestCase(unittest.TestCase):
         os.environ.pop("CUDA_VISIBLE_DEVICES", None)
         os.environ.pop("CMAKE_BUILD_PARALLEL_LEVEL", None)
         os.environ.pop("LABKIT_PRISTINE", None)
+        # One GPU, unless a test says otherwise; this kit's grader without --answer-feedback.
+        self.mock(batch.gpu, "probe", return_value=gpu.Probe(True, devices=["GPU 0: NVIDIA H100 (UUID: GPU-a)"]))
+        self.mock(batch.gpu, "devices", return_value=[gpu.Device("0", "NVIDIA H100 80GB HBM3", "9.0", 81559)])
+        self.mock(batch, "grader_has_option", return_value=False)
+
+    def mock(self, target, name: str, **kwargs):
+        patcher = mock.patch.object(target, name, **kwargs)
+        found = patcher.start()
+        self.addCleanup(patcher.stop)
+        return found
+
+    def spans(self) -> list[dict]:
+        path = Path(str(self.calls) + ".spans")
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
     def submission(self, name: str, behaviour: str) -> Path:
         path = self.tmp / "subs" / name
@@ -153,8 +207,8 @@ class GradeTest(BatchTestCase):
         roster = self.roster([("alice", "subs/alice"), ("bob", "subs/bob"), ("carol", "subs/carol")])
         code, out, err = self.main(str(roster), "--out", str(self.out), "--gpus", "1")
         self.assertEqual(code, 1, out + err)
-        self.assertIn("grading 3 students, 1 at a time, GPUs 0", out)
-        self.assertRegex(out, r"\[\d/3\] alice: 175\.0/200 \(vectorAdd PARTIAL; reduction PARTIAL\) \(\d+ s\)")
+        self.assertIn("grading 3 students, 1 at a time on GPU 0,", out)
+        self.assertRegex(out, r"\[\d/3\] alice: 175\.0/200 \(vectorAdd PARTIAL; reduction PARTIAL\) \(\d+ s on GPU 0\)")
         self.assertRegex(out, r"\[\d/3\] carol: missing submission \(no folder .*carol\)")
         rows = {row["student"]: row for row in self.gradebook()}
         self.assertEqual(list(rows), ["alice", "bob", "carol"])  # roster order
@@ -204,12 +258,13 @@ class GradeTest(BatchTestCase):
     # One job per GPU; each job's grader sees one GPU; every submission's files are
     # compiled once, ahead of its grading, in the build the class shares.
     def test_gpus(self):
+        self.mock(batch.gpu, "devices", return_value=[gpu.Device(str(i), "NVIDIA H100", "9.0", 81559) for i in range(6)])
         for name in ("a", "b", "c", "d"):
             self.submission(name, "score 100")
         roster = self.roster([(n, f"subs/{n}") for n in "abcd"])
         code, out, _ = self.main(str(roster), "--out", str(self.out), "--gpus", "3,5", "--labs", "VECTORADD")
         self.assertEqual(code, 0, out)
-        self.assertIn("2 at a time, GPUs 3,5", out)
+        self.assertIn("2 at a time on GPUs 3,5", out)
         envs = [json.loads((self.out / "reports" / f"{n}.json").read_text())["env"] for n in "abcd"]
         self.assertEqual({env["CUDA_VISIBLE_DEVICES"] for env in envs}, {"3", "5"})
         self.assertEqual(sorted(Path(str(self.calls) + ".built").read_text().split()), list("abcd"))
@@ -234,24 +289,201 @@ class GradeTest(BatchTestCase):
         self.assertIn("not found", err)
 
     def test_gpu_detection(self):
+        self.mock(batch.gpu, "devices", new=REAL_DEVICES)  # the real one, with a fake nvidia-smi
         with mock.patch.dict(os.environ, {"CUDA_VISIBLE_DEVICES": "2, 3"}):
             self.assertEqual(batch.gpu_ids(), ["2", "3"])
-        tools = self.tmp / "tools"
-        write_script(tools / "nvidia-smi", 'print("GPU 0: NVIDIA H100 (UUID: a)\\nGPU 1: NVIDIA H100 (UUID: b)")')
-        with mock.patch.dict(os.environ, {"PATH": str(tools)}):
+        fake_smi(self.tmp / "tools", ["0", "1"])
+        with mock.patch.dict(os.environ, {"PATH": str(self.tmp / "tools")}):
             self.assertEqual(batch.gpu_ids(), ["0", "1"])
+            self.assertEqual(batch.unknown_gpus(["0", "1", "2"]), ["2"])
         with mock.patch.dict(os.environ, {"PATH": str(self.tmp / "empty")}):
             self.assertEqual(batch.gpu_ids(), [])
-        self.assertEqual(batch.gpu_ids("2"), ["0", "1"])
+        self.assertEqual(batch.gpu_ids("2"), ["0", "1"])  # a count
+        self.assertEqual(batch.gpu_ids("3,"), ["3"])  # a list
+        self.assertEqual(batch.gpu_ids("0"), [])  # a count of none: refused by main
 
     def test_usage(self):
         roster = self.roster([("alice", "subs/alice")])
         for args, fragment in ((["--labs", "sorting"], "unknown lab 'sorting'"), (["--timeout", "0"], "--timeout"),
                                (["--jobs", "0"], "--jobs"), (["--pristine", str(self.tmp)], "is not a kit"),
-                               (["--jobs", "2", "--gpus", "1"], "not allowed with")):
+                               (["--jobs", "2", "--gpus", "1"], "not allowed with"),
+                               (["--gpus", "0"], "--gpus 0 names no GPU: give a count (1 for GPU 0)")):
             code, _, err = self.main(str(roster), "--out", str(self.out), *args)
             self.assertEqual(code, 2, args)
             self.assertIn(fragment, err)
+
+
+# Without a GPU: refused at once, before anything is built, unless --allow-no-gpu.
+class NoGpuTest(BatchTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        # The real probe, with an nvidia-smi that cannot reach a driver (the PATH holds nothing else).
+        self.mock(batch.gpu, "probe", new=REAL_PROBE)
+        self.mock(batch.gpu, "devices", new=REAL_DEVICES)
+        fake_smi(self.tmp / "tools", [], fails=True)
+        patcher = mock.patch.dict(os.environ, {"PATH": str(self.tmp / "tools")})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.submission("alice", "score 100")
+        self.roster_file = self.roster([("alice", "subs/alice")])
+
+    def test_refused_at_once(self):
+        start = time.monotonic()
+        code, out, err = self.main(str(self.roster_file), "--out", str(self.out), "--labs", "vectorAdd")
+        self.assertEqual(code, 3, out + err)
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertEqual(out, "")
+        self.assertIn("no usable GPU: nvidia-smi finds no usable GPU (NVIDIA-SMI has failed", err)
+        self.assertIn("Nothing was built", err)
+        self.assertIn("--allow-no-gpu", err)
+        self.assertEqual(len(err.strip().splitlines()), 1)
+        self.assertFalse(self.out.exists())  # no kit build, no folder
+        self.assertEqual(self.calls_made(), [])
+        # A Slurm task on a node without a GPU says so too.
+        code, _, err = self.main(str(self.roster_file), "--out", str(self.out), "--task", "0")
+        self.assertEqual(code, 3)
+        self.assertIn("no usable GPU", err)
+
+    # --allow-no-gpu grades anyway, and every student's grading gets the flag (NO_GPU
+    # reports instead of "exit 3, no report").
+    def test_allow_no_gpu(self):
+        code, out, err = self.main(str(self.roster_file), "--out", str(self.out), "--labs", "vectorAdd",
+                                   "--allow-no-gpu")
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("1 at a time on no GPU (--allow-no-gpu", out)
+        report = json.loads((self.out / "reports" / "alice.json").read_text())
+        self.assertIn("--allow-no-gpu", report["argv"])
+        self.assertIsNone(report["env"]["CUDA_VISIBLE_DEVICES"])
+        self.assertEqual(self.gradebook()[0]["status"], "ok")
+
+    # --slurm writes a script for the cluster's GPU nodes: no GPU needed here.
+    def test_slurm_needs_no_gpu(self):
+        script = self.tmp / "grade.sbatch"
+        code, out, err = self.main(str(self.roster_file), "--out", str(self.out), "--slurm", str(script))
+        self.assertEqual(code, 0, out + err)
+        self.assertNotIn("--allow-no-gpu", script.read_text())
+        code, _, _ = self.main(str(self.roster_file), "--out", str(self.out), "--slurm", str(script), "--allow-no-gpu")
+        self.assertEqual(code, 0)
+        self.assertIn("--grader-arg=--allow-no-gpu --task", script.read_text())
+
+    # A GPU that nvidia-smi does not list is a usage error, said before any build.
+    def test_unknown_gpu(self):
+        fake_smi(self.tmp / "tools", ["0"])
+        code, _, err = self.main(str(self.roster_file), "--out", str(self.out), "--gpus", "0,1")
+        self.assertEqual(code, 2)
+        self.assertIn("--gpus 0,1: nvidia-smi lists no GPU 1 on this machine", err)
+        self.assertFalse(self.out.exists())
+
+
+# More than one GPU: the compiles of several students run side by side ahead of the
+# graders (one at a time in the shared kit build), one grader per GPU, and each GPU's
+# busy time is reported.
+class ScaleTest(BatchTestCase):
+    def test_overlap_and_busy_time(self):
+        names = ["a", "b", "c", "d"]
+        for name in names:
+            self.submission(name, "score 100")
+        roster = self.roster([(n, f"subs/{n}") for n in names])
+        self.mock(batch.gpu, "devices", return_value=[gpu.Device(i, "NVIDIA H100", "9.0", 81559) for i in "01"])
+        self.mock(batch, "split_cores", return_value=(None, None))  # no pinning: this host's cores do not count
+        self.mock(batch, "build_slots", return_value=2)
+        with mock.patch.dict(os.environ, {"FAKE_KIT_S": "0.3", "FAKE_COMPILE_S": "1.5", "FAKE_GRADE_S": "0.6"}):
+            code, out, err = self.main(str(roster), "--out", str(self.out), "--gpus", "0,1", "--labs", "vectorAdd",
+                                       "reduction")
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("2 at a time on GPUs 0,1, the compiles of 2 students at a time ahead of them", out)
+        spans = self.spans()
+        kits = sorted(tuple(span["kit"]) for span in spans if "kit" in span)
+        compiles = sorted(tuple(span["compile"]) for span in spans if "compile" in span)
+        self.assertEqual(len(kits), 4)
+        # The kit build is checked by one compile at a time; the compiles overlap.
+        for before, after in zip(kits, kits[1:]):
+            self.assertLessEqual(before[1], after[0], kits)
+        self.assertTrue(any(b[0] < a[1] for a, b in zip(compiles, compiles[1:])), compiles)
+        # One grader per GPU at a time, and both GPUs used.
+        grades = [span for span in spans if "grade" in span]
+        self.assertEqual({span["gpu"] for span in grades}, {"0", "1"})
+        for one in "01":
+            on_it = sorted(tuple(span["grade"]) for span in grades if span["gpu"] == one)
+            for before, after in zip(on_it, on_it[1:]):
+                self.assertLessEqual(before[1], after[0], on_it)
+        # Each GPU's busy time: in the output and in timing.json.
+        self.assertRegex(out, r"4 students in \d+ s: the kit's part \d+ s, then \d+ s grading \([\d.]+ s per student\)")
+        timing = json.loads((self.out / "timing.json").read_text())
+        self.assertEqual((timing["students"], timing["gpus"], timing["builders"]), (4, ["0", "1"], 2))
+        self.assertEqual(timing["labs"], ["vectorAdd", "reduction"])
+        per_gpu = {one["gpu"]: one for one in timing["per_gpu"]}
+        self.assertEqual(set(per_gpu), {"0", "1"})
+        self.assertEqual(sum(one["students"] for one in per_gpu.values()), 4)
+        for one, use in per_gpu.items():
+            graded = sum(1 for span in grades if span["gpu"] == one)
+            self.assertEqual(use["students"], graded)
+            self.assertGreaterEqual(use["busy_s"], 0.6 * graded - 0.05)  # at least the grader's own sleep
+            self.assertLessEqual(use["busy_s"], use["of_s"])
+            self.assertAlmostEqual(use["of_s"], timing["grading_s"], delta=0.2)
+            self.assertRegex(out, rf"GPU {one}: busy \d+ s of \d+ s \(\d+%\), {graded} students?")
+        self.assertIn(f"[1/4]", out)
+        self.assertRegex(out, r"\(\d+ s on GPU [01]\)")
+
+    # Busy time is the union of the graders' spans on a GPU (two jobs sharing one count once).
+    def test_gpu_use(self):
+        use = batch.GpuUse(["0", "1"])
+        use.add("0", 10.0, 14.0)
+        use.add("0", 12.0, 16.0)  # --jobs 3 on 2 GPUs: overlaps the first
+        use.add("0", 20.0, 21.0)
+        use.add("1", 10.0, 11.0)
+        self.assertEqual(use.busy("0"), 7.0)
+        summary = {one["gpu"]: one for one in use.summary(10.0, 24.0)}
+        self.assertEqual(summary["0"], {"gpu": "0", "busy_s": 7.0, "of_s": 14.0, "share": 0.5, "students": 3})
+        self.assertEqual(summary["1"]["share"], round(1 / 14, 3))
+        self.assertEqual(batch.gpu_lines(use.summary(10.0, 24.0)),
+                         ["  GPU 0: busy 7 s of 14 s (50%), 3 students", "  GPU 1: busy 1 s of 14 s (7%), 1 student"])
+
+    # Cores: each grading job keeps a judge and a worker per lab tested at once; the
+    # compiles get the rest, one student per core per lab, one more student than GPUs.
+    def test_cores(self):
+        with mock.patch.object(batch.os, "sched_getaffinity", return_value=set(range(16))):
+            graders, compiles = batch.split_cores(1, 2)
+            self.assertEqual((len(graders), len(compiles)), (5, 11))
+            self.assertEqual(batch.build_slots(1, 2, compiles), 2)
+            self.assertEqual(batch.split_cores(2, 6), (None, None))  # 18 cores wanted for the graders alone
+        with mock.patch.object(batch.os, "sched_getaffinity", return_value=set(range(32))):
+            graders, compiles = batch.split_cores(2, 2)
+            self.assertEqual((len(graders), len(compiles)), (10, 22))
+            self.assertFalse(graders & compiles)
+            self.assertEqual(batch.build_slots(2, 2, compiles), 3)
+        self.assertEqual(batch.build_slots(2, 4, set(range(5))), 1)
+        self.assertEqual(batch.build_slots(1, 1, set(range(1))), 1)
+
+    # The compiles wait for this line of the grader before the next one starts.
+    def test_kit_ready_marker(self):
+        self.assertIn(batch.KIT_READY_MARKER, inspect.getsource(grade.build_students))
+
+
+# The instructor's batch shows the figures behind each answer, where the grader can.
+class FeedbackTest(BatchTestCase):
+    def test_answer_feedback(self):
+        self.submission("a", "score 100")
+        roster = self.roster([("a", "subs/a")])
+        self.mock(batch, "grader_has_option", return_value=True)
+        self.assertEqual(self.main(str(roster), "--out", str(self.out), "--labs", "scan")[0], 0)
+        argv = json.loads((self.out / "reports" / "a.json").read_text())["argv"]
+        self.assertEqual(argv[argv.index("--answer-feedback") + 1], "figures")
+        self.main(str(roster), "--out", str(self.out), "--labs", "scan", "--grader-arg=--answer-feedback=verdict")
+        argv = json.loads((self.out / "reports" / "a.json").read_text())["argv"]
+        self.assertNotIn("--answer-feedback", argv)
+        self.assertIn("--answer-feedback=verdict", argv)
+        batch.grader_has_option.return_value = False
+        self.main(str(roster), "--out", str(self.out), "--labs", "scan")
+        argv = json.loads((self.out / "reports" / "a.json").read_text())["argv"]
+        self.assertFalse(any(arg.startswith("--answer-feedback") for arg in argv))
+
+    def test_grader_has_option(self):
+        self.mock(batch, "grader_has_option", new=REAL_HAS_OPTION)
+        self.assertTrue(batch.grader_has_option("--allow-no-gpu"))
+        self.assertTrue(batch.grader_has_option("--no-sanitizer"))
+        self.assertFalse(batch.grader_has_option("--no-such-option"))
+        self.assertFalse(batch.grader_has_option("--no"))  # whole options only
 
 
 class SlurmTest(BatchTestCase):

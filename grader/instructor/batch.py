@@ -807,14 +807,15 @@ def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, la
               "compile_s": round(sum(compiled_s), 1), "per_gpu": per_gpu, "interrupted": interrupted}
     _write_json(layout.timing, timing)
     if todo:
-        grading = wall - kit_s
+        grading = timing["grading_s"]
         print(f"{len(todo)} students in {wall:.0f} s: the kit's part {kit_s:.0f} s, then {grading:.0f} s grading "
               f"({grading / len(todo):.1f} s per student)", flush=True)
-        for line in gpu_lines(per_gpu):
-            print(line, flush=True)
-        print("  (busy: a grader process held that GPU, from its start to its end: tests, sanitizer, bench and the "
-              "CPU work between them; the rest of the time the GPU waited for a compile, or for the last students)",
-              flush=True)
+        if gpus:
+            for line in gpu_lines(per_gpu):
+                print(line, flush=True)
+            print("  (busy: a grader process held that GPU, from its start to its end: tests, sanitizer, bench and "
+                  "the CPU work between them; the rest of the time the GPU waited for a compile, or for the last "
+                  "students)", flush=True)
     rows = write_gradebook(entries, layout, labs)
     code = _summary(rows, layout)
     return EXIT_INTERRUPTED if interrupted else code

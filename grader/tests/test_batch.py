@@ -351,6 +351,7 @@ class NoGpuTest(BatchTestCase):
                                    "--allow-no-gpu")
         self.assertEqual(code, 0, out + err)
         self.assertIn("1 at a time on no GPU (--allow-no-gpu", out)
+        self.assertNotIn("busy", out)  # no GPU: no busy time to tell
         report = json.loads((self.out / "reports" / "alice.json").read_text())
         self.assertIn("--allow-no-gpu", report["argv"])
         self.assertIsNone(report["env"]["CUDA_VISIBLE_DEVICES"])

@@ -7,9 +7,10 @@
 #
 # sets, in the caller's scope, <prefix>_NAME, <prefix>_ORDER, <prefix>_FUNCTIONS,
 # <prefix>_LIBRARIES, <prefix>_BENCH_LIBRARIES, <prefix>_SLOW_VARIANTS (CMake lists),
-# <prefix>_REFERENCE_VARIANT (the variant the lab is graded against, "default" if none) and
-# <prefix>_PROGRAMS (a list of "name=source" items). A missing or malformed key is a
-# configure error that names the file and the key.
+# <prefix>_REFERENCE_VARIANT (the variant the lab is graded against, "default" if none),
+# <prefix>_PROGRAMS (a list of "name=source" items) and <prefix>_BENCH_QUESTIONS (the graded
+# questions answered with a bench figure, "check": "bench", as "id=figure" items). A missing
+# or malformed key is a configure error that names the file and the key.
 
 # Sets `out` to the JSON array at `key` of `json` as a CMake list ("" when the key is absent and optional).
 function(labkit_json_list out json file key optional)
@@ -84,6 +85,34 @@ function(labkit_read_manifest file prefix)
     endforeach()
   endif()
   set(${prefix}_PROGRAMS "${programs}" PARENT_SCOPE)
+
+  # The questions whose answer is a figure of the bench: the bench prints the line to paste
+  # for each (the grader checks the same fields, grader/answers.py).
+  set(bench_questions "")
+  string(JSON count ERROR_VARIABLE missing LENGTH "${json}" questions)
+  if(NOT missing AND count GREATER 0)
+    math(EXPR last "${count} - 1")
+    foreach(i RANGE ${last})
+      string(JSON check ERROR_VARIABLE missing GET "${json}" questions ${i} check)
+      if(missing OR NOT check STREQUAL "bench")
+        continue()
+      endif()
+      string(JSON id ERROR_VARIABLE missing GET "${json}" questions ${i} id)
+      if(missing OR NOT id MATCHES "^[A-Za-z0-9_-]+$")
+        message(FATAL_ERROR "${file}: \"questions\"[${i}] needs an \"id\" of letters, digits, \"-\" or \"_\".")
+      endif()
+      string(JSON figure ERROR_VARIABLE missing GET "${json}" questions ${i} figure)
+      if(missing)
+        set(figure "throughput")
+      endif()
+      if(NOT figure MATCHES "^(throughput|median_ms|pct_peak)$")
+        message(FATAL_ERROR "${file}: \"questions\"[${i}] (${id}): \"figure\" must be \"throughput\", "
+                            "\"median_ms\" or \"pct_peak\"; it is \"${figure}\".")
+      endif()
+      list(APPEND bench_questions "${id}=${figure}")
+    endforeach()
+  endif()
+  set(${prefix}_BENCH_QUESTIONS "${bench_questions}" PARENT_SCOPE)
 endfunction()
 
 # The lab folders under `labs_dir` that hold a manifest, in course order ("order" key).

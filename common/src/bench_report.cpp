@@ -1,8 +1,12 @@
 // Provided by the kit. Presenting a bench's measurements (lab/bench.h): the table on
-// stdout and the JSON the grader reads. Nothing here measures anything.
+// stdout, the lines a student pastes into answers.md, and the JSON the grader reads.
+// Nothing here measures anything.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 #include "lab/bench.h"
 #include "lab/bench_json.h"
@@ -115,6 +119,7 @@ std::string workload_json(const WorkloadResult& w) {
   js << "{\"name\": " << json_string(w.name) << ", \"function\": " << json_string(w.function)
      << ", \"graded\": " << (w.graded ? "true" : "false") << ", \"unit\": " << json_string(w.unit)
      << ", \"amount\": " << json_number(w.amount) << ", \"peak\": " << json_optional(w.peak, w.peak > 0)
+     << (w.peak > 0 && !w.peak_of.empty() ? ", \"peak_of\": " + json_string(w.peak_of) : std::string())
      << ", \"cpu_ms\": " << json_optional(w.cpu_ms, w.cpu_runs > 0) << ", \"cpu_runs\": " << w.cpu_runs
      << ", \"inputs_check\": " << (w.inputs_problem.empty() ? "null" : json_string(w.inputs_problem));
   if (!w.ratios.empty()) {
@@ -151,6 +156,118 @@ std::string workload_json(const WorkloadResult& w) {
   }
   js << "]}";
   return js.str();
+}
+
+// ---- the answers ---------------------------------------------------------------------
+
+std::string infer_peak_of(double peak, const DeviceFacts& device) {
+  if (!(peak > 0)) return "";
+  const std::array<std::pair<const char*, double>, 3> peaks{{{"dram", device.peak_dram_gbps},
+                                                             {"fp32", device.peak_fp32_gflops},
+                                                             {"rsqrt", device.peak_rsqrt_gops}}};
+  // A workload's peak is one of the device's, or a small whole fraction or multiple of one
+  // (sobel: 2 bytes of DRAM traffic per pixel, the DRAM peak / 2). The device's peaks are
+  // far apart, so only one can match this closely.
+  for (const auto& [name, whole] : peaks) {
+    if (!(whole > 0)) continue;
+    for (int k = 1; k <= 4; ++k) {
+      for (const double scale : {1.0 * k, 1.0 / k}) {
+        if (std::fabs(peak - whole * scale) <= 1e-6 * peak) return name;
+      }
+    }
+  }
+  return "";
+}
+
+std::string device_label(const DeviceFacts& device) {
+  return device.name + " (sm_" + std::to_string(device.major) + std::to_string(device.minor) + ")";
+}
+
+namespace {
+
+// Four significant digits, never an exponent for figures of 1 and more: 3002, 89.53, 1.234.
+std::string answer_number(double v) {
+  if (std::fabs(v) < 1) return fmt("%.4g", v);
+  const int digits = static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", std::max(0, 3 - digits), v);
+  return buf;
+}
+
+const WorkloadResult* first_graded(const std::vector<WorkloadResult>& workloads) {
+  for (const WorkloadResult& w : workloads) {
+    if (w.graded) return &w;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<AnswerLine> answer_lines(const std::vector<BenchQuestion>& questions,
+                                     const std::vector<WorkloadResult>& workloads, const DeviceFacts& device,
+                                     bool size_given) {
+  std::vector<AnswerLine> lines;
+  const WorkloadResult* w = first_graded(workloads);
+  const CandidateResult* r = w != nullptr ? w->find(Role::Student) : nullptr;
+  for (const BenchQuestion& q : questions) {
+    AnswerLine a;
+    a.id = q.id;
+    a.figure = q.figure;
+    if (size_given) {
+      a.why = "this run timed the size given with --size; run the bench without --size for the graded size";
+    } else if (w == nullptr) {
+      a.why = "no graded workload was timed";
+    } else if (r == nullptr || r->ms.empty()) {
+      a.why = "your implementation was not timed in \"" + w->name + "\" (see its table)";
+    } else if (r->check_failures > 0 || !w->inputs_problem.empty()) {
+      a.why = "your implementation's output in \"" + w->name + "\" was wrong: fix it, then run the bench again";
+    } else if (q.figure == "pct_peak" && !(w->peak > 0)) {
+      a.why = "\"" + w->name + "\" has no peak to give a % of";
+    } else {
+      std::string unit;
+      if (q.figure == "pct_peak") {
+        a.value = 100 * w->throughput(*r) / w->peak;
+        unit = "% of peak";
+      } else if (q.figure == "median_ms") {
+        a.value = r->s.median;
+        unit = " ms";
+      } else {
+        a.value = w->throughput(*r);
+        unit = " " + w->unit;
+      }
+      a.given = std::isfinite(a.value) && a.value > 0;
+      if (a.given) {
+        a.line = "Answer: " + answer_number(a.value) + unit + " measured on " + device_label(device);
+      } else {
+        a.why = "the bench has no " + q.figure + " figure for your implementation";
+      }
+    }
+    lines.push_back(std::move(a));
+  }
+  return lines;
+}
+
+void print_answer_lines(const std::string& lab, const std::vector<AnswerLine>& lines) {
+  for (const AnswerLine& a : lines) {
+    if (a.given) {
+      std::printf("\nlabs/%s/answers.md, ## %s (paste this line):\n%s\n", lab.c_str(), a.id.c_str(), a.line.c_str());
+    } else {
+      std::printf("\nlabs/%s/answers.md, ## %s: no line to paste: %s\n", lab.c_str(), a.id.c_str(), a.why.c_str());
+    }
+  }
+  std::fflush(stdout);
+}
+
+std::string answer_lines_json(const std::vector<AnswerLine>& lines) {
+  std::string js = "[";
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const AnswerLine& a = lines[i];
+    js += (i ? ", " : "") + std::string("{\"id\": ") + json_string(a.id) + ", \"figure\": " + json_string(a.figure) +
+          ", \"value\": " + json_optional(a.value, a.given) +
+          ", \"line\": " + (a.given ? json_string(a.line) : "null") +
+          ", \"why\": " + (a.given ? "null" : json_string(a.why)) + "}";
+  }
+  return js + "]";
 }
 
 }  // namespace lab::bench

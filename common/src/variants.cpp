@@ -46,7 +46,18 @@ std::string& graded_variant() {
   static std::string name = "default";
   return name;
 }
+
+std::vector<BenchQuestion>& bench_question_list() {
+  static std::vector<BenchQuestion> questions;
+  return questions;
+}
 }  // namespace
+
+const std::vector<BenchQuestion>& bench_questions() { return bench_question_list(); }
+
+BenchQuestionsRegistrar::BenchQuestionsRegistrar(std::vector<BenchQuestion> questions) {
+  for (auto& q : questions) bench_question_list().push_back(std::move(q));
+}
 
 const std::string& graded_reference_variant() { return graded_variant(); }
 

@@ -64,6 +64,10 @@ struct Workload {
   std::string unit = "GB/s";           ///< throughput unit
   double amount = 0;                   ///< amount of `unit` work per call, e.g. bytes moved (GB/s) or keys
   double peak = 0;                     ///< the device's peak in `unit` (0: no % of peak column)
+  /// Which of the device's peaks `peak` is a multiple of: "dram", "fp32" or "rsqrt" ("": the
+  /// harness finds it, e.g. peak_dram_gbps / 2 is "dram"). The grader scales the peak to
+  /// another GPU by it when a student measured there (grader/answers.py).
+  std::string peak_of{};
   /// Fresh inputs for timed calls (the graded workloads): when set, the harness calls
   /// `fresh(seed)` before every timed call, with a new seed each time. It writes new
   /// inputs of the same size and distribution into the buffers and computes their
@@ -173,6 +177,7 @@ struct WorkloadResult {
   std::string name, function, unit;
   bool graded = false;
   double amount = 0, peak = 0;
+  std::string peak_of;            ///< "dram", "fp32" or "rsqrt"; "" when there is no peak or it is none of them
   double cpu_ms = 0;
   int cpu_runs = 0;
   std::string inputs_problem;     ///< "" when the inputs were unchanged
@@ -190,6 +195,32 @@ struct WorkloadResult {
 void print_table(const WorkloadResult& w);
 /// One workload as a JSON object (grader/CONTRACT.md, "Bench binaries").
 std::string workload_json(const WorkloadResult& w);
+
+/// Which of the device's peaks `peak` is (a small whole multiple or fraction of):
+/// "dram", "fp32" or "rsqrt"; "" when it is 0 or none of them.
+std::string infer_peak_of(double peak, const DeviceFacts& device);
+/// How the bench and the grader name a GPU: "NVIDIA H100 80GB HBM3 (sm_90)".
+std::string device_label(const DeviceFacts& device);
+
+/// The answer to one bench question (lab/variants.h, BenchQuestion) that this run gives:
+/// the question's figure in the first graded workload's row of the implementation under
+/// test, the figure the grader reads, and the line to paste into labs/<lab>/answers.md.
+struct AnswerLine {
+  std::string id, figure;  ///< the question's
+  bool given = false;      ///< false: no figure to give (`why` says why)
+  double value = 0;        ///< the figure
+  std::string line;        ///< "Answer: 3002 GB/s measured on NVIDIA H100 80GB HBM3 (sm_90)"
+  std::string why;         ///< when not given
+};
+/// The lines of `questions` from the measured `workloads`. `size_given`: the run timed a
+/// size of the user's own (--size), not the graded one, so it gives no line.
+std::vector<AnswerLine> answer_lines(const std::vector<BenchQuestion>& questions,
+                                     const std::vector<WorkloadResult>& workloads, const DeviceFacts& device,
+                                     bool size_given);
+/// Prints the lines, each under the heading it goes to in labs/<lab>/answers.md.
+void print_answer_lines(const std::string& lab, const std::vector<AnswerLine>& lines);
+/// The lines as a JSON array (grader/CONTRACT.md, "Bench binaries": "answers").
+std::string answer_lines_json(const std::vector<AnswerLine>& lines);
 
 class Harness {
  public:
@@ -282,7 +313,8 @@ class Harness {
   void run(Workload& w);
   /// Records a problem that is not tied to one candidate (shown and written to JSON).
   void note_error(const std::string& message);
-  /// Writes the JSON (when asked) and returns the exit code: 0 all checks passed, 1 otherwise.
+  /// Prints the lines to paste into labs/<lab>/answers.md (one per bench question of the
+  /// lab), writes the JSON (when asked) and returns the exit code: 0 all checks passed, 1 otherwise.
   int finish();
 
  private:

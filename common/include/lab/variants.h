@@ -73,6 +73,21 @@ struct GradedVariantRegistrar {
   explicit GradedVariantRegistrar(std::string name);
 };
 
+/// A graded question of the lab answered with a figure of the bench ("check": "bench" in
+/// its manifest): the bench prints the line to paste into labs/<lab>/answers.md.
+struct BenchQuestion {
+  std::string id;      ///< the question's id: its `## <id>` heading in answers.md
+  std::string figure;  ///< which figure of the first graded workload: "throughput", "median_ms" or "pct_peak"
+};
+
+/// The lab's bench questions, in its manifest's order (empty when it asks none).
+const std::vector<BenchQuestion>& bench_questions();
+
+/// Registers the bench questions (the build generates one LAB_BENCH_QUESTIONS line per lab).
+struct BenchQuestionsRegistrar {
+  explicit BenchQuestionsRegistrar(std::vector<BenchQuestion> questions);
+};
+
 /// Registers a variant at static-initialisation time.
 template <class Fn>
 struct VariantRegistrar {
@@ -100,6 +115,11 @@ struct VariantRegistrar {
 /// The manifest's graded reference variant, e.g. LAB_GRADED_REFERENCE_VARIANT("tiled16"); (generated).
 #define LAB_GRADED_REFERENCE_VARIANT(name) \
   static const ::lab::GradedVariantRegistrar lab_graded_variant_registrar_(name)
+
+/// The manifest's bench questions, e.g. LAB_BENCH_QUESTIONS({"your_gbps", "throughput"}, ); (generated).
+#define LAB_BENCH_QUESTIONS(...)                                                 \
+  static const ::lab::BenchQuestionsRegistrar lab_bench_questions_registrar_(    \
+      std::vector<::lab::BenchQuestion>{__VA_ARGS__})
 
 /// The symbol a bench looks up in a dlopen()ed reference library.
 #define LAB_VARIANT_REGISTRY_SYMBOL "labkit_variant_registry"

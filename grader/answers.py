@@ -10,6 +10,22 @@ an id, a title, a kind ("number" or "text"), the points, and how a number is che
 - text answers are collected into the report for grading by hand: their points are
   listed as pending and are not part of the automatic total.
 
+A bench answer is the line the bench prints, which names the GPU it measured on
+(`Answer: 3002 GB/s measured on NVIDIA H100 80GB HBM3 (sm_90)`); it may hold one such line
+per GPU. The grading GPU is the one in the grading run's bench JSON. A line for the
+grading GPU's model is checked within the question's tolerance of the grading run's
+figure. A line for another GPU is compared where the figure travels: a % of peak is a
+share of that GPU's own peak, and a throughput (or time) from a GPU whose peaks are known
+(gpu_specs.py) is taken as a share of that GPU's peak; either is checked against the
+grading run's own share within the question's cross-GPU tolerance. Anything else (a GPU
+not in the table, a workload without a peak, no GPU named) is left to the instructor:
+status "other_gpu", its points pending like a written answer's. Every line that can be
+checked must fit, so a student gains nothing by adding lines or naming another GPU.
+
+What a wrong answer's feedback says is the course's choice (`answer_feedback`): "verdict"
+says whether the answer is within tolerance and what to do, never the grading run's
+figure (a student could paste it back); "figures" shows the figures compared.
+
 The student writes the answers in labs/<lab>/answers.md, one `## <id>` heading per
 question with an `Answer:` line below it. Everything about grading comes from the
 pristine kit (manifest, key); the student's file gives only the answer texts, read as
@@ -18,6 +34,7 @@ plain text with a size limit, so it cannot change what is asked or what it is wo
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
@@ -25,15 +42,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader import gpu_specs
+from grader.gpu_specs import device_label
+
 KEY_SCHEMA = "labkit-answer-key"
 KEY_VERSION = 1
 MAX_FILE_BYTES = 256 * 1024  # an answers file larger than this is read only up to here
 MAX_ANSWER_CHARS = 4000  # of one answer, in the report
 DEFAULT_BENCH_TOLERANCE = 0.15  # your own bench run by hand and the grading run differ a little
+# Two GPUs' shares of their peaks differ more than two runs on one GPU: caches, clocks and
+# how near its peak each GPU's memory gets differ.
+DEFAULT_CROSS_GPU_TOLERANCE = 0.25
 BENCH_FIGURES = {"throughput": "throughput", "median_ms": "time (ms)", "pct_peak": "% of peak"}
+# What a bench answer's feedback shows (the config's `answer_feedback`, --answer-feedback).
+VERDICT, FIGURES = "verdict", "figures"
+FEEDBACK = (VERDICT, FIGURES)
 
-# Statuses of one question.
+# Statuses of one question. OTHER_GPU: a bench figure measured on another GPU that the
+# grader cannot compare: left to the instructor, its points pending.
 CORRECT, WRONG, UNANSWERED, MANUAL, UNCHECKED = "correct", "wrong", "unanswered", "manual", "unchecked"
+OTHER_GPU = "other_gpu"
 
 _HEADING = re.compile(r"^##\s+([A-Za-z0-9_-]+)\b")
 _ANSWER = re.compile(r"^\s*(?:\*\*|__)?answer(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s?(.*)$", re.IGNORECASE)
@@ -58,7 +86,8 @@ class Question:
     points: float
     check: str  # "key" | "bench" | "manual"
     figure: str = "throughput"  # for "bench": which figure of the student's graded workload
-    tolerance: float = DEFAULT_BENCH_TOLERANCE  # for "bench": relative
+    tolerance: float = DEFAULT_BENCH_TOLERANCE  # for "bench": relative, on the grading GPU
+    cross_gpu_tolerance: float = DEFAULT_CROSS_GPU_TOLERANCE  # for "bench": relative, of shares of peak
 
 
 def parse_questions(raw: Any, where: str) -> tuple[Question, ...]:
@@ -94,9 +123,12 @@ def parse_questions(raw: Any, where: str) -> tuple[Question, ...]:
         tolerance = item.get("tolerance", DEFAULT_BENCH_TOLERANCE)
         if not isinstance(tolerance, (int, float)) or isinstance(tolerance, bool) or not 0 <= tolerance < 1:
             raise ValueError(f'{at}: "tolerance" must be a fraction from 0 to 1, e.g. 0.15')
+        cross = item.get("cross_gpu_tolerance", DEFAULT_CROSS_GPU_TOLERANCE)
+        if not isinstance(cross, (int, float)) or isinstance(cross, bool) or not 0 <= cross < 1:
+            raise ValueError(f'{at}: "cross_gpu_tolerance" must be a fraction from 0 to 1, e.g. 0.25')
         title = item.get("title", qid)
         found.append(Question(qid, title if isinstance(title, str) and title else qid, kind, float(points),
-                              check, figure, float(tolerance)))
+                              check, figure, float(tolerance), float(cross)))
     return tuple(found)
 
 
@@ -194,6 +226,124 @@ def key_matches(answer: float, entry: dict[str, Any]) -> bool:
     return abs(answer - value) <= allowed
 
 
+# --- a bench answer's lines --------------------------------------------------------------
+
+_MEASURED_ON = re.compile(r"\bmeasured\s+on\b", re.IGNORECASE)
+_ARCH = re.compile(r"\(\s*sm_?(\d{2,3})\s*\)\s*$", re.IGNORECASE)
+_LINE_START = re.compile(r"^\s*(?:[-*+>]\s+)?(?:(?:\*\*|__)?answer(?:\*\*|__)?\s*:\s*(?:\*\*|__)?)?", re.IGNORECASE)
+_NAME_EDGES = " \t`*_.,;:\"'"
+MAX_GPU_NAME = 100  # characters of a line's GPU name kept
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One line of a bench answer: the figure and the GPU it names ("" when it names none)."""
+
+    value: float | None
+    gpu: str = ""
+    arch: str = ""  # "90" when the line gives (sm_90)
+    text: str = ""  # the line as written
+
+    def label(self) -> str:
+        return self.gpu + (f" (sm_{self.arch})" if self.arch else "")
+
+
+def parse_measured(answer: str) -> list[Measured]:
+    """The figures of a bench answer: every line `<number> <unit> measured on <GPU> (sm_XY)`
+    (an `Answer:` or list mark before it is allowed), and a number alone on the first line
+    (which names no GPU). Other lines are the student's notes."""
+    found: list[Measured] = []
+    for index, raw in enumerate(line for line in answer.splitlines() if line.strip()):
+        body = _LINE_START.sub("", raw, count=1)
+        split = _MEASURED_ON.search(body)
+        if split is None:
+            if index == 0 and (value := parse_number(body)) is not None:
+                found.append(Measured(value, text=raw.strip()))
+            continue
+        name = body[split.end():].strip(_NAME_EDGES)
+        arch = _ARCH.search(name)
+        if arch:
+            name = name[:arch.start()].strip(_NAME_EDGES)
+        # No GPU's name is long: a longer one is kept short, for the report.
+        found.append(Measured(parse_number(body[:split.start()]), _short(" ".join(name.split()), MAX_GPU_NAME),
+                              arch.group(1) if arch else "", raw.strip()))
+    return found
+
+
+# --- the grading run's GPU and workload ----------------------------------------------------
+
+@dataclass(frozen=True)
+class GradingFigure:
+    """What a bench answer is compared with: the grading run's figure, its GPU and the peak
+    of the graded workload (for shares of peak)."""
+
+    value: float
+    gpu: str  # the device's name in the bench JSON ("" if it gives none)
+    label: str  # "NVIDIA H100 80GB HBM3 (sm_90)"
+    peak: float | None  # the workload's peak on the grading GPU, in its unit
+    peak_of: str  # "dram", "fp32", "rsqrt" or ""
+    device_peak: float | None  # the grading GPU's peak of that kind
+
+
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None
+
+
+def _first_graded(bench: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not isinstance(bench, dict):
+        return None
+    for workload in bench.get("workloads") or []:
+        if isinstance(workload, dict) and workload.get("graded"):
+            return workload
+    return None
+
+
+def bench_figure(bench: dict[str, Any] | None, figure: str) -> float | None:
+    """The student's `figure` in the bench's first graded workload (None if missing)."""
+    workload = _first_graded(bench)
+    for row in (workload or {}).get("results") or []:
+        if isinstance(row, dict) and row.get("role") == "student":
+            return _number(row.get(figure))
+    return None
+
+
+DEVICE_PEAKS = {"dram": "peak_dram_gbps", "fp32": "peak_fp32_gflops", "rsqrt": "peak_rsqrt_gops"}
+
+
+def infer_peak_of(peak: float | None, device: dict[str, Any]) -> str:
+    """Which of the device's peaks a workload's `peak` is (a small whole multiple or fraction
+    of), as the bench finds it (common/src/bench_report.cpp) for benches that do not say."""
+    if not peak or peak <= 0:
+        return ""
+    for kind, field_name in DEVICE_PEAKS.items():
+        whole = _number(device.get(field_name))
+        if whole is None or whole <= 0:
+            continue
+        # The JSON keeps 6 significant digits: the match is to their precision.
+        if any(abs(peak - whole * scale) <= 2e-5 * peak for k in range(1, 5) for scale in (k, 1 / k)):
+            return kind
+    return ""
+
+
+def grading_figure(bench: dict[str, Any] | None, figure: str) -> GradingFigure | None:
+    """The grading run's side of a bench question (None when its bench gave no such figure)."""
+    value = bench_figure(bench, figure)
+    if value is None or not isinstance(bench, dict):
+        return None
+    device = bench.get("device") if isinstance(bench.get("device"), dict) else {}
+    workload = _first_graded(bench) or {}
+    peak = _number(workload.get("peak"))
+    peak = peak if peak and peak > 0 else None
+    peak_of = workload.get("peak_of")
+    if peak_of not in DEVICE_PEAKS:
+        peak_of = infer_peak_of(peak, device)
+    device_peak = _number(device.get(DEVICE_PEAKS[peak_of])) if peak_of else None
+    name = device.get("name") if isinstance(device.get("name"), str) else ""
+    return GradingFigure(value, name, device_label(device) or name or "the grading GPU", peak, peak_of,
+                         device_peak if device_peak and device_peak > 0 else None)
+
+
 # --- grading -----------------------------------------------------------------------------
 
 @dataclass
@@ -202,7 +352,7 @@ class AnswersResult:
 
     points: float = 0.0
     max: float = 0.0  # of the automatically checked questions
-    pending: float = 0.0  # points of the questions graded by hand
+    pending: float = 0.0  # points of the questions graded by hand, and of bench figures left to the instructor
     file: str = ""
     note: str = ""
     questions: list[dict[str, Any]] = field(default_factory=list)
@@ -213,8 +363,11 @@ class AnswersResult:
 
 
 def grade(questions: tuple[Question, ...], answers_path: Path, shown_as: str, key: dict[str, dict[str, Any]],
-          bench: dict[str, Any] | None, points_of: dict[str, float] | None = None) -> AnswersResult:
-    """Check every question; `bench` is the student's bench JSON of this run (None when it did not run)."""
+          bench: dict[str, Any] | None, points_of: dict[str, float] | None = None,
+          feedback: str = VERDICT, lab: str = "") -> AnswersResult:
+    """Check every question; `bench` is the student's bench JSON of this run (None when it did
+    not run). `feedback`: VERDICT keeps the grading run's figures out of what a wrong bench
+    answer's row says, FIGURES shows them. `lab` names the bench a student runs."""
     result = AnswersResult(file=shown_as)
     if not questions:
         return result
@@ -229,10 +382,13 @@ def grade(questions: tuple[Question, ...], answers_path: Path, shown_as: str, ke
             result.pending += worth
             row.update(status=MANUAL if answer and not is_placeholder(answer) else UNANSWERED, why="")
         else:
-            result.max += worth
-            status, why, figure = _check(question, answer, key.get(question.id), bench)
+            status, why, figure = _check(question, answer, key.get(question.id), bench, feedback, lab)
+            if status == OTHER_GPU:
+                result.pending += worth  # like a written answer: the instructor decides
+            else:
+                result.max += worth
             row.update(status=status, why=why, points=worth if status == CORRECT else 0.0)
-            if figure is not None:
+            if figure is not None and feedback == FIGURES:
                 row["figure"] = figure
         result.points += row["points"]
         result.questions.append(row)
@@ -241,23 +397,17 @@ def grade(questions: tuple[Question, ...], answers_path: Path, shown_as: str, ke
 
 
 def _check(question: Question, answer: str | None, entry: dict[str, Any] | None,
-           bench: dict[str, Any] | None) -> tuple[str, str, float | None]:
+           bench: dict[str, Any] | None, feedback: str = VERDICT, lab: str = "") -> tuple[str, str, float | None]:
     """(status, why, the bench figure compared with) of one automatically checked question."""
     if answer is None:
         return UNANSWERED, f"no `## {question.id}` heading with an `Answer:` line found", None
     if is_placeholder(answer):
         return UNANSWERED, "not answered yet", None
+    if question.check == "bench":
+        return _check_bench(question, answer, bench, feedback, lab)
     number = parse_number(answer)
     if number is None:
         return WRONG, "no number found in the answer: write the number first (e.g. `Answer: 2047`)", None
-    if question.check == "bench":
-        figure = bench_figure(bench, question.figure)
-        if figure is None:
-            return UNCHECKED, "no figure of your bench in this grading run to compare with (did the bench run?)", None
-        if figure and abs(number - figure) <= question.tolerance * abs(figure):
-            return CORRECT, f"within {question.tolerance:.0%} of your bench's {figure:.4g}", figure
-        return WRONG, (f"your bench measured {figure:.4g} ({BENCH_FIGURES[question.figure]}) in this grading run; "
-                       f"an answer within {question.tolerance:.0%} of it counts"), figure
     if entry is None or not isinstance(entry.get("value"), (int, float)):
         return UNCHECKED, "the instructor's answer key has no value for this question", None
     if key_matches(number, entry):
@@ -265,19 +415,136 @@ def _check(question: Question, answer: str | None, entry: dict[str, Any] | None,
     return WRONG, "not the expected value: recount, or measure again, and show your working in the handout's terms", None
 
 
-def bench_figure(bench: dict[str, Any] | None, figure: str) -> float | None:
-    """The student's `figure` in the bench's first graded workload (None if missing)."""
-    if not isinstance(bench, dict):
+def _names_grading_gpu(name: str, grading: str) -> bool:
+    """Whether a line's GPU is the grading GPU's model: the same name to the table, or one
+    that only looks different (a letter for a digit, a Cyrillic letter, one character
+    more or less) and names no other GPU the table knows."""
+    if not name or not grading:
+        return False
+    if gpu_specs.same_model(name, grading):
+        return True
+    if gpu_specs.known(name):
+        return False
+    mine, theirs = gpu_specs.skeleton(name), gpu_specs.skeleton(grading)
+    return mine == theirs or (min(len(mine), len(theirs)) >= 8 and abs(len(mine) - len(theirs)) <= 2
+                              and difflib.SequenceMatcher(None, mine, theirs).ratio() >= 0.9)
+
+
+def _share(question: Question, line: Measured, grading: GradingFigure) -> tuple[float, float] | str:
+    """(the line's share of its GPU's peak, the grading run's share of the grading GPU's), or
+    why the line cannot be compared across GPUs."""
+    assert line.value is not None
+    if question.figure == "pct_peak":
+        return line.value / 100, grading.value / 100  # shares of each GPU's own peak already
+    if grading.peak is None:
+        return "this workload has no peak to compare GPUs by"
+    if not gpu_specs.known(line.gpu):
+        return f"{line.gpu} is not in the grader's table of GPUs"
+    theirs = gpu_specs.peak(line.gpu, grading.peak_of) if grading.peak_of else None
+    if theirs is None or grading.device_peak is None:
+        return f"the grader does not know {line.gpu}'s {grading.peak_of or 'matching'} peak"
+    # The workload's peak on the named GPU: its peak on the grading GPU, scaled by the two
+    # GPUs' device peaks of the same kind (a sobel pixel is 2 DRAM bytes on either).
+    peak_there = grading.peak * theirs / grading.device_peak
+    if question.figure == "median_ms":  # throughput goes as 1 / time
+        return 1 / (line.value * peak_there), 1 / (grading.value * grading.peak)
+    return line.value / peak_there, grading.value / grading.peak
+
+
+def _check_bench(question: Question, answer: str, bench: dict[str, Any] | None, feedback: str,
+                 lab: str) -> tuple[str, str, float | None]:
+    grading = grading_figure(bench, question.figure)
+    if grading is None:
+        return UNCHECKED, "no figure of your bench in this grading run to compare with (did the bench run?)", None
+    # A line that says "measured on" but gives no number is a note, not a figure.
+    lines = [line for line in parse_measured(answer) if line.value is not None]
+    if not lines:
+        return WRONG, ("no number found in the answer: paste the line your bench prints "
+                       "(`Answer: <figure> measured on <GPU>`)"), None
+    figures = feedback == FIGURES
+    what = BENCH_FIGURES[question.figure]
+    bench_name = f"`{lab}_bench`" if lab else "your bench"
+    redo = f"run {bench_name} on {grading.label} and paste the line it prints for this question"
+
+    # A line for the grading GPU's model: checked as on one GPU, and it alone decides.
+    here = [line for line in lines if _names_grading_gpu(line.gpu, grading.gpu)]
+    if here:
+        tolerance = question.tolerance
+        fits = all(_within(line.value, grading.value, tolerance) for line in here)
+        several = " (every line for it)" if len(here) > 1 else ""
+        if fits:
+            why = (f"within {tolerance:.0%} of your bench's {grading.value:.4g} in this grading run on {grading.label}"
+                   if figures else f"within {tolerance:.0%} of what your bench measured in this grading run on "
+                                   f"{grading.label}{several}")
+            return CORRECT, why, grading.value
+        if figures:
+            return WRONG, (f"your bench measured {grading.value:.4g} ({what}) in this grading run on "
+                           f"{grading.label}; an answer within {tolerance:.0%} of it counts{several}"), grading.value
+        return WRONG, (f"not within {tolerance:.0%} of what your bench measured in this grading run on "
+                       f"{grading.label}{several}: {redo}"), grading.value
+
+    # Lines for other GPUs: compared as shares of each GPU's peak where they can be.
+    compared: list[tuple[Measured, float, float]] = []
+    left: list[tuple[Measured, str]] = []
+    for line in lines:
+        if not line.gpu:
+            left.append((line, "your answer names no GPU: paste the whole line your bench prints, "
+                               "`... measured on <GPU>`"))
+            continue
+        share = _share(question, line, grading)
+        if isinstance(share, str):
+            left.append((line, share))
+        else:
+            compared.append((line, *share))
+    if compared:
+        tolerance = question.cross_gpu_tolerance
+        fits = all(_within(mine, theirs, tolerance) for _, mine, theirs in compared)
+        gpus = _some(", ", [line.label() for line, _, _ in compared])
+        if figures:
+            shares = _some("; ", [f"{line.value:.4g} on {line.gpu} is {mine:.1%} of its peak"
+                                  for line, mine, _ in compared])
+            why = (f"{shares}; your bench's {grading.value:.4g} ({what}) in this grading run is "
+                   f"{compared[0][2]:.1%} of {grading.label}'s peak; within {tolerance:.0%} of it counts")
+            return (CORRECT if fits else WRONG), why, grading.value
+        if fits:
+            return CORRECT, (f"measured on {gpus}: within {tolerance:.0%} of this grading run on {grading.label}, "
+                             "each as a share of its GPU's peak"), grading.value
+        return WRONG, (f"measured on {gpus}: not within {tolerance:.0%} of this grading run on {grading.label}, "
+                       f"each as a share of its GPU's peak: measure again, or {redo}"), grading.value
+    reasons = _some("; ", [why for _, why in left])
+    shown = _some(" / ", [f"`{_short(line.text)}`" for line, _ in left])
+    measured = ""
+    if figures:  # for the instructor, who compares by hand
+        of_peak = _grading_share(question, grading)
+        measured = (f" (this grading run measured {grading.value:.4g}, {what}, on {grading.label}"
+                    + (f": {of_peak:.1%} of its peak" if of_peak else "") + ")")
+    return OTHER_GPU, (f"{reasons}; your line: {shown}{measured}. "
+                       f"To have it checked automatically, {redo}"), grading.value
+
+
+def _grading_share(question: Question, grading: GradingFigure) -> float | None:
+    """The grading run's figure as a share of the grading GPU's peak (None without a peak)."""
+    if question.figure == "pct_peak":
+        return grading.value / 100
+    if grading.peak is None:
         return None
-    for workload in bench.get("workloads") or []:
-        if isinstance(workload, dict) and workload.get("graded"):
-            for row in workload.get("results") or []:
-                if isinstance(row, dict) and row.get("role") == "student":
-                    value = row.get(figure)
-                    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-                    return float(value) if ok else None
-            return None
-    return None
+    return grading.value / grading.peak if question.figure == "throughput" else None
+
+
+def _within(value: float | None, target: float, tolerance: float) -> bool:
+    """Whether `value` is within `tolerance` (relative) of a `target` that is not 0."""
+    return value is not None and target != 0 and abs(value - target) <= tolerance * abs(target)
+
+
+def _some(separator: str, items: list[str], shown: int = 3) -> str:
+    """The distinct `items` joined, the first `shown` of them (a file may hold thousands of lines)."""
+    distinct = list(dict.fromkeys(items))
+    more = f"{separator}and {len(distinct) - shown} more" if len(distinct) > shown else ""
+    return separator.join(distinct[:shown]) + more
+
+
+def _short(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _clip(text: str) -> str:

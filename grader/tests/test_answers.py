@@ -23,19 +23,36 @@ TEXT = Question("why", "why", "text", 3.0, "manual")
 KEY = {"count": {"value": 47}}
 
 
-def bench_with(figure: float | None) -> dict:
-    return {"workloads": [{"name": "ungraded", "graded": False, "results": [{"role": "student", "throughput": 1.0}]},
-                          {"name": "graded", "graded": True, "results": [
-                              {"role": "reference", "throughput": 2000.0},
-                              {"role": "student", "throughput": figure}]}]}
+H100 = "NVIDIA H100 80GB HBM3"
+H100_DEVICE = {"name": H100, "compute_capability": "9.0", "peak_dram_gbps": 3352.3, "peak_fp32_gflops": 66908.2,
+               "peak_rsqrt_gops": 4181.76}
 
 
-def grade_text(text: str, questions=(NUMBER, BENCH, TEXT), key=KEY, bench=None, points=None) -> answers.AnswersResult:
+def bench_with(figure: float | None, *, figure_name: str = "throughput", peak: float | None = 3352.3,
+               device: dict | None = None, peak_of: str | None = None, unit: str = "GB/s") -> dict:
+    """A bench JSON whose first graded workload's student row has `figure` (throughput,
+    pct_peak or median_ms), on an H100 unless `device` says otherwise."""
+    graded = {"name": "graded", "graded": True, "unit": unit, "peak": peak, "results": [
+        {"role": "reference", "throughput": 2000.0}, {"role": "student", figure_name: figure}]}
+    if peak_of is not None:
+        graded["peak_of"] = peak_of
+    return {"device": dict(device or H100_DEVICE),
+            "workloads": [{"name": "ungraded", "graded": False, "results": [{"role": "student", "throughput": 1.0}]},
+                          graded]}
+
+
+def on(gpu: str, text: str = "2400 GB/s") -> str:
+    """A bench answer's line, as the bench prints it."""
+    return f"{text} measured on {gpu}"
+
+
+def grade_text(text: str, questions=(NUMBER, BENCH, TEXT), key=KEY, bench=None, points=None,
+               feedback: str = answers.VERDICT) -> answers.AnswersResult:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "answers.md"
         path.write_text(text, encoding="utf-8")
         return answers.grade(tuple(questions), path, "labs/x/answers.md", key,
-                             bench if bench is not None else bench_with(2500.0), points)
+                             bench if bench is not None else bench_with(2500.0), points, feedback=feedback, lab="x")
 
 
 def by_id(result: answers.AnswersResult) -> dict[str, dict]:
@@ -73,7 +90,8 @@ class Parsing(unittest.TestCase):
 
 class Grading(unittest.TestCase):
     def test_correct_wrong_and_by_hand(self):
-        result = grade_text("## count\nAnswer: 47\n## gbps\nAnswer: 2400 GB/s\n## why\nAnswer: the order changes\n")
+        result = grade_text(f"## count\nAnswer: 47\n## gbps\nAnswer: {on(H100 + ' (sm_90)')}\n"
+                            "## why\nAnswer: the order changes\n", feedback=answers.FIGURES)
         rows = by_id(result)
         self.assertEqual((rows["count"]["status"], rows["count"]["points"]), (answers.CORRECT, 2.0))
         self.assertEqual((rows["gbps"]["status"], rows["gbps"]["figure"]), (answers.CORRECT, 2500.0))
@@ -82,12 +100,19 @@ class Grading(unittest.TestCase):
         self.assertEqual(rows["why"]["answer"], "the order changes")
 
     def test_wrong_answers_earn_nothing_and_say_why(self):
-        result = grade_text("## count\nAnswer: 48\n## gbps\nAnswer: 3000\n## why\nAnswer:\n")
-        rows = by_id(result)
+        text = f"## count\nAnswer: 48\n## gbps\nAnswer: {on(H100, '3000')}\n## why\nAnswer:\n"
+        rows = by_id(grade_text(text, feedback=answers.FIGURES))
         self.assertEqual(rows["count"]["status"], answers.WRONG)
         self.assertEqual(rows["gbps"]["status"], answers.WRONG)
         self.assertIn("2500", rows["gbps"]["why"])  # the student's own figure, not the key
         self.assertEqual(rows["why"]["status"], answers.UNANSWERED)
+        # By default the grading run's figure stays out of the row: only the verdict and what to do.
+        result = grade_text(text)
+        rows = by_id(result)
+        self.assertEqual(rows["gbps"]["status"], answers.WRONG)
+        self.assertNotIn("2500", json.dumps(rows["gbps"]))
+        self.assertNotIn("figure", rows["gbps"])
+        self.assertIn(f"run `x_bench` on {H100} (sm_90) and paste the line it prints", rows["gbps"]["why"])
         self.assertEqual(result.points, 0.0)
 
     def test_key_tolerances(self):
@@ -108,13 +133,13 @@ class Grading(unittest.TestCase):
         self.assertEqual(by_id(grade_text("## count\nno answer line\n"))["count"]["status"], answers.UNANSWERED)
 
     def test_no_bench_or_no_key_is_unchecked_not_wrong(self):
-        result = grade_text("## count\nAnswer: 47\n## gbps\nAnswer: 2500\n", key={}, bench={})
+        result = grade_text(f"## count\nAnswer: 47\n## gbps\nAnswer: {on(H100, '2500')}\n", key={}, bench={})
         rows = by_id(result)
         self.assertEqual(rows["count"]["status"], answers.UNCHECKED)
         self.assertEqual(rows["gbps"]["status"], answers.UNCHECKED)
         for odd in (None, "fast", float("nan")):
-            self.assertEqual(by_id(grade_text("## gbps\nAnswer: 2500\n", bench=bench_with(odd)))["gbps"]["status"],
-                             answers.UNCHECKED, odd)
+            self.assertEqual(by_id(grade_text(f"## gbps\nAnswer: {on(H100, '2500')}\n",
+                                              bench=bench_with(odd)))["gbps"]["status"], answers.UNCHECKED, odd)
 
     # The student controls the file, not what it is worth: headings, points or a key in it change nothing.
     def test_the_file_cannot_change_the_questions(self):
@@ -135,16 +160,180 @@ class Grading(unittest.TestCase):
         self.assertEqual((result.points, result.max, result.pending), (5.0, 6.0, 0.0))
 
 
+A100 = "NVIDIA A100 80GB PCIe (sm_80)"  # DRAM peak 2 x 1512 MHz x 640 bytes = 1935.36 GB/s
+FIGURE = 2937.41  # the grading run's GB/s on the H100: 87.62% of its 3352.3 GB/s
+SHARE_TEXTS = ("2937", "2.937", "87.6", "0.876")  # how that figure or its share could show
+
+
+def bench_row(text: str, bench: dict | None = None, question: Question = BENCH,
+              feedback: str = answers.VERDICT) -> tuple[dict, answers.AnswersResult]:
+    """The row of `question` answered with `text`, and the whole result."""
+    result = grade_text(f"## {question.id}\nAnswer: {text}\n", questions=(question,),
+                        bench=bench if bench is not None else bench_with(FIGURE), feedback=feedback)
+    return by_id(result)[question.id], result
+
+
+class BenchLines(unittest.TestCase):
+    """A bench answer's lines: the figure and the GPU each names."""
+
+    def test_the_line_the_bench_prints(self):
+        found = answers.parse_measured(f"Answer: 3002 GB/s measured on {H100} (sm_90)")
+        self.assertEqual(found, [answers.Measured(3002.0, H100, "90", f"Answer: 3002 GB/s measured on {H100} (sm_90)")])
+        self.assertEqual(found[0].label(), f"{H100} (sm_90)")
+
+    def test_several_lines_markup_and_notes(self):
+        text = ("**2,900 GB/s** measured on `NVIDIA  H100 80GB HBM3` (SM_90).\n"
+                "- Answer: 1.7e3 GB/s measured on NVIDIA A100 80GB PCIe\n"
+                "I measured on my own card first; 12 runs.\n"
+                "45.5% of peak Measured On NVIDIA GeForce RTX 4090 Laptop GPU (sm_89)\n")
+        found = answers.parse_measured(text)
+        self.assertEqual([(m.value, m.gpu, m.arch) for m in found],
+                         [(2900.0, "NVIDIA H100 80GB HBM3", "90"), (1700.0, "NVIDIA A100 80GB PCIe", ""),
+                          (None, "my own card first; 12 runs", ""),
+                          (45.5, "NVIDIA GeForce RTX 4090 Laptop GPU", "89")])
+
+    def test_a_number_alone_names_no_gpu(self):
+        self.assertEqual(answers.parse_measured("3002 GB/s\nwith n = 2^26"), [answers.Measured(3002.0, text="3002 GB/s")])
+        self.assertEqual(answers.parse_measured("about twice the CPU\n3002"), [])
+
+
+class BenchAcrossGpus(unittest.TestCase):
+    """A bench answer graded on the GPU it names: the grading GPU's model as on one GPU,
+    a GPU whose peaks the grader knows as a share of its peak, anything else left to the
+    instructor; and no line a student may write gains points it should not."""
+
+    def assert_row(self, text: str, status: str, bench: dict | None = None, question: Question = BENCH) -> dict:
+        row, result = bench_row(text, bench, question)
+        self.assertEqual(row["status"], status, row["why"])
+        self.assertEqual(row["points"], question.points if status == answers.CORRECT else 0.0)
+        if status == answers.OTHER_GPU:  # pending like a written answer, outside the automatic maximum
+            self.assertEqual((result.max, result.pending), (0.0, question.points))
+        else:
+            self.assertEqual((result.max, result.pending), (question.points, 0.0))
+        return row
+
+    def test_the_grading_gpu_within_its_tolerance(self):
+        self.assert_row(on(f"{H100} (sm_90)", "2700 GB/s"), answers.CORRECT)  # 8% below
+        self.assert_row(on(f"{H100} (sm_90)", "2400 GB/s"), answers.WRONG)  # 18% below
+        # Its name however written: case, spaces, without "NVIDIA", without (sm_90).
+        for name in ("nvidia  h100 80gb hbm3", "H100 80GB HBM3", H100):
+            self.assert_row(on(name, "2800"), answers.CORRECT)
+            self.assert_row(on(name, "1000"), answers.WRONG)
+
+    def test_another_known_gpu_as_a_share_of_its_peak(self):
+        # 1700 GB/s is 87.8% of the A100's 1935 GB/s: the grading run's share is 87.6%.
+        self.assert_row(on(A100, "1700 GB/s"), answers.CORRECT)
+        self.assert_row(on(A100, "1200 GB/s"), answers.WRONG)  # 62%: more than 25% below
+        # The grading GPU's figure pasted as another GPU's is 152% of that GPU's peak.
+        self.assert_row(on(A100, "2937 GB/s"), answers.WRONG)
+        self.assert_row(on("Tesla T4 (sm_75)", "2937 GB/s"), answers.WRONG)
+
+    def test_what_cannot_be_compared_is_left_to_the_instructor(self):
+        row = self.assert_row(on("NVIDIA GeForce GTX 1080 (sm_61)", "280 GB/s"), answers.OTHER_GPU)
+        self.assertIn("not in the grader's table", row["why"])
+        self.assertIn("280 GB/s measured on NVIDIA GeForce GTX 1080 (sm_61)", row["why"])  # the student's line
+        row = self.assert_row("2937 GB/s", answers.OTHER_GPU)  # the very figure, but no GPU named
+        self.assertIn("names no GPU", row["why"])
+        sort = bench_with(30.1, peak=None, unit="Gkeys/s")  # a workload without a peak
+        row = self.assert_row(on(A100, "20 Gkeys/s"), answers.OTHER_GPU, sort)
+        self.assertIn("no peak", row["why"])
+        self.assert_row(on(H100, "31 Gkeys/s"), answers.CORRECT, sort)
+        self.assert_row(on(H100, "20 Gkeys/s"), answers.WRONG, sort)
+
+    def test_a_share_of_peak_travels_to_any_gpu(self):
+        pct = Question("pct", "your % of peak", "number", 1.0, "bench", figure="pct_peak")
+        bench = bench_with(87.6, figure_name="pct_peak")
+        self.assert_row(on("NVIDIA GeForce GTX 1080 (sm_61)", "80% of peak"), answers.CORRECT, bench, pct)
+        self.assert_row(on("NVIDIA GeForce GTX 1080 (sm_61)", "50% of peak"), answers.WRONG, bench, pct)
+        self.assert_row(on("a GPU that does not exist", "50% of peak"), answers.WRONG, bench, pct)
+        self.assert_row(on(H100, "77% of peak"), answers.CORRECT, bench, pct)  # 12% below: the grading GPU's 15%
+        self.assert_row(on(H100, "70% of peak"), answers.WRONG, bench, pct)  # 20% below
+        self.assert_row("87.6", answers.OTHER_GPU, bench, pct)
+
+    def test_the_workloads_peak_follows_its_kind(self):
+        # Sobel: a pixel is 2 DRAM bytes, the peak half the DRAM's; found without "peak_of" too.
+        for peak_of in (None, "dram"):
+            sobel = bench_with(1116.0, peak=3352.3 / 2, unit="Gpixel/s", peak_of=peak_of)
+            self.assert_row(on(A100, "650 Gpixel/s"), answers.CORRECT, sobel)  # 67.2% against 66.6%
+            self.assert_row(on(A100, "1116 Gpixel/s"), answers.WRONG, sobel)
+        # Matmul: the FP32 peak (an RTX 4090's is 82575 GFLOP/s); a laptop's FP32 peak is not known.
+        matmul = bench_with(40086.0, peak=66908.2, unit="GFLOP/s")
+        self.assert_row(on("NVIDIA GeForce RTX 4090 (sm_89)", "49500 GFLOP/s"), answers.CORRECT, matmul)
+        self.assert_row(on("NVIDIA GeForce RTX 4090 (sm_89)", "30000 GFLOP/s"), answers.WRONG, matmul)
+        self.assert_row(on("NVIDIA GeForce RTX 4090 Laptop GPU (sm_89)", "30000 GFLOP/s"), answers.OTHER_GPU, matmul)
+        # Boards that share a name and differ in their DRAM peak (the RTX 3060 with 12 or 8 GB).
+        self.assert_row(on("NVIDIA GeForce RTX 3060 (sm_86)", "300 GB/s"), answers.OTHER_GPU)
+        self.assert_row(on("NVIDIA GeForce RTX 3060 (sm_86)", "9000 GFLOP/s"), answers.CORRECT, matmul)
+        # A time: the same work takes longer where the peak is lower.
+        ms = Question("ms", "your time", "number", 1.0, "bench", figure="median_ms")
+        timed = bench_with(0.268, figure_name="median_ms")
+        self.assert_row(on(A100, "0.47 ms"), answers.CORRECT, timed, ms)
+        self.assert_row(on(A100, "0.268 ms"), answers.WRONG, timed, ms)
+
+    # Whatever a student writes, a line that can be checked decides, and every such line must fit.
+    def test_no_line_gains_points(self):
+        # A wrong number for the grading GPU stays wrong, with a right line for another GPU beside it.
+        self.assert_row(on(H100, "1000 GB/s") + "\n" + on(A100, "1700 GB/s"), answers.WRONG)
+        self.assert_row(on(H100, "2900 GB/s") + "\n" + on(A100, "1000 GB/s"), answers.CORRECT)
+        # Several lines for the grading GPU, or for known GPUs: all must fit (no guessing by numbers).
+        self.assert_row(on(H100, "2900 GB/s") + "\n" + on(H100, "1000 GB/s"), answers.WRONG)
+        self.assert_row(on(A100, "1700 GB/s") + "\n" + on("Tesla T4", "100 GB/s"), answers.WRONG)
+        # A GPU the grader does not know cannot rescue a line it can check.
+        self.assert_row(on(A100, "1000 GB/s") + "\n" + on("NVIDIA GeForce GTX 1080", "280 GB/s"), answers.WRONG)
+        # A garbled name of the grading GPU (a letter O for a zero, a Cyrillic Н, a character
+        # dropped) is still the grading GPU: checked as such, not left to the instructor.
+        for name in ("NVIDIA H1OO 80GB HBM3", "NVIDIA \u041d100 80GB HBM3", "NVIDIA H100 80GB HBM", "NVlDIA H100 80GB HBM3"):
+            self.assert_row(on(name, "1000 GB/s"), answers.WRONG)
+            self.assert_row(on(name, "2900 GB/s"), answers.CORRECT)
+        # A garbled name of a known GPU names no GPU the grader knows: no points, the instructor sees it.
+        row, result = bench_row(on("NVIDIA A1OO 80GB PCle", "2937 GB/s"))
+        self.assertEqual((row["status"], result.points), (answers.OTHER_GPU, 0.0))
+        # A line that says where it was measured but gives no number is a note; alone it is no answer.
+        self.assert_row(f"measured on {H100}", answers.WRONG)
+        # Thousands of lines cost the report nothing: a few are shown.
+        many = "\n".join(on(f"GPU number {i}", "280 GB/s") for i in range(5000))
+        row = self.assert_row(many, answers.OTHER_GPU)
+        self.assertLess(len(row["why"]), 1500)
+        self.assertIn("and 4997 more", row["why"])
+
+    # The default feedback never shows the grading run's figure, nor its share of the peak.
+    def test_verdict_keeps_the_grading_figure_out(self):
+        for text in (on(H100, "2900 GB/s"), on(H100, "1000 GB/s"), on(A100, "1700 GB/s"), on(A100, "1000 GB/s"),
+                     on("NVIDIA GeForce GTX 1080", "280 GB/s"), "1000", on("H1OO 80GB HBM3", "1000 GB/s")):
+            with self.subTest(text):
+                row, _ = bench_row(text)
+                shown = json.dumps(row)
+                self.assertFalse([t for t in SHARE_TEXTS if t in shown], shown)
+                self.assertNotIn("figure", row)
+                row, _ = bench_row(text, feedback=answers.FIGURES)  # the instructor's choice: the figures shown
+                self.assertIn("2937", row["why"])
+                self.assertEqual(row["figure"], FIGURE)
+
+    def test_the_grading_gpu_is_named(self):
+        row, _ = bench_row(on(H100, "1000 GB/s"))
+        self.assertIn(f"on {H100} (sm_90)", row["why"])
+        old = bench_with(FIGURE)
+        del old["device"]["compute_capability"]  # a bench from before it was recorded
+        row, _ = bench_row(on(H100, "1000 GB/s"), old)
+        self.assertIn(f"on {H100}:", row["why"])
+
+
 class Manifests(unittest.TestCase):
     def test_bad_questions_are_refused(self):
         bad = [{"id": "a b"}, {"id": "x", "kind": "essay"}, {"id": "x", "points": -1},
                {"id": "x", "kind": "text", "check": "key"}, {"id": "x", "check": "bench", "figure": "speed"},
-               {"id": "x", "tolerance": 2}, "x"]
+               {"id": "x", "tolerance": 2}, {"id": "x", "check": "bench", "cross_gpu_tolerance": 1.5},
+               {"id": "x", "check": "bench", "cross_gpu_tolerance": True}, "x"]
         for entry in bad:
             with self.assertRaises(ValueError, msg=entry):
                 answers.parse_questions([entry], "lab.json")
         with self.assertRaisesRegex(ValueError, "twice"):
             answers.parse_questions([{"id": "x"}, {"id": "x"}], "lab.json")
+
+    def test_cross_gpu_tolerance(self):
+        default, own = answers.parse_questions([{"id": "a", "check": "bench"},
+                                                {"id": "b", "check": "bench", "cross_gpu_tolerance": 0.4}], "lab.json")
+        self.assertEqual((default.cross_gpu_tolerance, own.cross_gpu_tolerance), (0.25, 0.4))
 
     def test_bad_key_is_refused(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -196,10 +385,40 @@ class KitQuestions(unittest.TestCase):
                         self.assertIn(q.id, key, f"{q.id} has no value in the key")
                         self.assertTrue(answers.key_matches(answers.parse_number(given[q.id]), key[q.id]), q.id)
                     elif q.check == "bench":
-                        self.assertIsNotNone(answers.parse_number(given[q.id]), q.id)
+                        self._reference_bench_answer(q, given[q.id])
                     else:
                         self.assertIn("rubric", key.get(q.id, {}), f"{q.id}: the key has no rubric")
                 self.assertEqual(sorted(set(key) - {q.id for q in lab.questions}), [], "key entries of no question")
+
+    def _reference_bench_answer(self, question: Question, answer: str) -> None:
+        """The reference's line for the H100 as the bench prints it there, graded full marks on an
+        H100 that measures it; a second line for another GPU (the H200's, once measured) does not
+        change that, and is the one checked on that GPU."""
+        lines = answers.parse_measured(answer)
+        h100 = [line for line in lines if line.gpu == H100 and line.arch == "90"]
+        self.assertEqual(len(h100), 1, f"{question.id}: no line `... measured on {H100} (sm_90)`")
+        value = h100[0].value
+        if question.figure == "pct_peak":  # as the bench writes a share of the peak
+            self.assertIn(f"{value:g}% of peak measured on", h100[0].text)
+        bench = bench_with(value, figure_name=question.figure)
+        later = answer + "\nAnswer: " + on("NVIDIA H200 (sm_90)", "7" if question.figure == "pct_peak" else "7 GB/s")
+        for text in (answer, later):
+            row = by_id(grade_text(f"## {question.id}\nAnswer: {text}\n", questions=(question,), bench=bench))
+            self.assertEqual(row[question.id]["status"], answers.CORRECT, row[question.id]["why"])
+        h200 = bench_with(7.0, figure_name=question.figure, device={**H100_DEVICE, "name": "NVIDIA H200"})
+        row = by_id(grade_text(f"## {question.id}\nAnswer: {later}\n", questions=(question,), bench=h200))
+        self.assertEqual(row[question.id]["status"], answers.CORRECT, row[question.id]["why"])
+
+    def test_bench_questions_ask_for_the_line_the_bench_prints(self):
+        for lab in ASKING:
+            for q in (q for q in lab.questions if q.check == "bench"):
+                with self.subTest(lab=lab.name, question=q.id):
+                    text = (KIT / lab.answers_file).read_text(encoding="utf-8")
+                    section = " ".join(text.split(f"\n## {q.id}\n", 1)[1].split("\n## ", 1)[0].split())
+                    self.assertIn("the line your bench prints", section)
+                    self.assertIn("`Answer: <figure> measured on <GPU>`", section)
+                    # No figure of anyone's GPU to copy: the student's own run gives it.
+                    self.assertNotRegex(section, r"\d(?:\.\d+)? ?(?:GB/s|GFLOP/s|Gpixel/s|Gkeys/s)|\d% of peak|measured on [A-Z]")
 
     def test_keys_stay_out_of_the_students_folders(self):
         self.assertEqual(sorted(p.relative_to(KIT).as_posix() for p in (KIT / "labs").glob("**/answer_key.json")), [])

@@ -107,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--answer-keys", type=Path, metavar="DIR",
                         help="the instructor's answer keys, DIR/<lab>/answer_key.json, for the graded "
                              "questions (default: $LABKIT_ANSWER_KEYS, else <kit>/solutions)")
+    parser.add_argument("--answer-feedback", choices=("verdict", "figures"),
+                        help="what the report says about an answer that is a figure of the student's own bench: "
+                             "'verdict', within tolerance or not and what to do, never the grading run's figure; "
+                             "'figures', the figures compared too (default: the config's answer_feedback, "
+                             "else verdict)")
     parser.add_argument("--cuda-arch", metavar="ARCH",
                         help="CUDA architectures to compile for, passed as -DCMAKE_CUDA_ARCHITECTURES "
                              "(e.g. 90, or 80,90; an existing build folder is reconfigured for them; default: "
@@ -341,6 +346,8 @@ def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
         config_path = None
     kit_labs = config.kit_labs(root)
     cfg = config.load(config_path, kit_labs)
+    if args.answer_feedback is not None:
+        cfg.grader["answer_feedback"] = args.answer_feedback
 
     reference = args.reference or (Path(os.environ["LABKIT_REFERENCE_DIR"])
                                    if os.environ.get("LABKIT_REFERENCE_DIR") else None)

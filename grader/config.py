@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import manifest
+from grader.answers import FEEDBACK as ANSWER_FEEDBACK
 from grader.rules import BUILTIN_RULES, CHECK_RULES
 
 # The kit this grader belongs to; its labs, in course order, come from their manifests
@@ -90,6 +91,11 @@ DEFAULTS: dict[str, Any] = {
         # clock-event reasons just after it) runs again after this pause.
         "cooldown_s": 30,
         "seed": "random",
+        # What the report says about a bench answer (a figure of the student's own bench,
+        # answers.py): "verdict", whether it is within tolerance and what to do, never the
+        # grading run's figure (which a student could paste back); "figures", the figures
+        # compared too (the instructor's batch runs, --answer-feedback figures).
+        "answer_feedback": "verdict",
     },
     "defaults": {
         "correctness_points": 70,
@@ -320,6 +326,7 @@ _GRADER_KEYS: dict[str, Check] = {
     "seed": (lambda v: v == "random" or (isinstance(v, int) and not isinstance(v, bool)
                                          and 0 <= v < 2**64),
              '"random" or an integer >= 0'),
+    "answer_feedback": (lambda v: v in ANSWER_FEEDBACK, " or ".join(f'"{v}"' for v in ANSWER_FEEDBACK)),
 }
 _LAB_KEYS: dict[str, Check] = {
     "correctness_points": _POINTS,

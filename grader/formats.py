@@ -25,7 +25,7 @@ from typing import Any
 
 from grader import commandline, status
 from grader.config import COURSE_LABS
-from grader.report import Lab, Step, read
+from grader.report import Lab, Step, pending_points, read
 
 EXIT_OK, EXIT_DEGRADED, EXIT_USAGE = 0, 1, 2
 MAX_MESSAGE_CHARS = 1500  # per test in Classroom and Gradescope: env variables and check runs have limits
@@ -90,7 +90,8 @@ def markdown(data: Any) -> str:
         out.append(f"| **total** | | | | **{_pts(report.total)}** / {report.max:g} | |")
     else:
         out.append("No lab was graded: see the log of the grading step.")
-    facts = [f"seed {report.seed}" if report.seed is not None else "",
+    facts = [f"graded on {report.gpu_label}" if report.gpu_label else "",
+             f"seed {report.seed}" if report.seed is not None else "",
              f"grader {report.grader_version}" if report.grader_version else "",
              "the reference solutions" if report.impl == "solution" else "",
              f"graded {report.finished}" if report.finished else ""]
@@ -225,13 +226,16 @@ def _md_answers(labs: list[Lab]) -> str:
     rows = []
     for lab in labs:
         for q in lab.questions:
-            points = f"by hand ({q.max:g})" if q.by_hand else f"{q.points:g} / {q.max:g}"
-            rows.append(f"| {lab.name} | {_md_cell(q.id + ': ' + q.title, 70)} | {q.status} | {points} "
-                        f"| {_md_cell(q.why, 100)} |")
+            points = f"by hand ({q.max:g})" if q.pending else f"{q.points:g} / {q.max:g}"
+            rows.append(f"| {lab.name} | {_md_cell(q.id + ': ' + q.title, 70)} | {_md_cell(q.status_text)} | {points} "
+                        f"| {_md_cell(q.why, 300)} |")
     if not rows:
         return ""
-    pending = sum(lab.answers_pending for lab in labs)
-    tail = f"\n\n{pending:g} points of written answers are graded by hand and are not in the total yet." if pending else ""
+    written, other = pending_points(labs)
+    tail = f"\n\n{written:g} points of written answers are graded by hand and are not in the total yet." if written else ""
+    if other:
+        tail += (f"\n\n{other:g} points of figures measured on another GPU are left to your instructor and are not "
+                 "in the total yet.")
     return "| lab | question | status | points | note |\n|:--|:--|:--|--:|:--|\n" + "\n".join(rows) + tail
 
 
@@ -350,7 +354,7 @@ def classroom_results(data: Any, labs: list[str] | None = None, max_score: float
     """Lab -> Classroom result JSON, for the report's labs and for every lab in `labs`
     (a lab the report lacks gets an error result worth `max_score`)."""
     report = read(data)
-    results = {lab.name: classroom_result(lab) for lab in report.labs}
+    results = {lab.name: classroom_result(lab, report.gpu_label) for lab in report.labs}
     why = ("the grader wrote no report: see the log of the grading step" if not report.labs
            else "the grader did not grade this lab (interrupted or not found): see the log of the grading step")
     for name in labs or []:
@@ -361,10 +365,10 @@ def classroom_results(data: Any, labs: list[str] | None = None, max_score: float
     return results
 
 
-def classroom_result(lab: Lab) -> dict[str, Any]:
+def classroom_result(lab: Lab, gpu: str = "") -> dict[str, Any]:
     """One lab's result: a test per graded GoogleTest test (its share of the correctness
     points), one for performance and one for broken rules; the scores add up to the
-    lab's total."""
+    lab's total. `gpu` names the grading GPU (in the performance test's message)."""
     tests: list[dict[str, Any]] = []
     weight_total = sum(t.weight for t in lab.tests)
     for test in lab.tests:
@@ -391,14 +395,16 @@ def classroom_result(lab: Lab) -> dict[str, Any]:
         reason = lab.performance_reason or (f"{lab.ratio:.2f}x the reference time" if lab.ratio else "")
         tests.append({"name": f"{lab.name}: performance", "score": round(lab.performance, 2),
                       "status": "pass" if lab.performance >= lab.performance_max else "fail",
-                      "message": f"{_pts(lab.performance)}/{lab.performance_max:g} points" + (f": {reason}" if reason else "")})
+                      "message": f"{_pts(lab.performance)}/{lab.performance_max:g} points" + (f": {reason}" if reason else "")
+                      + (f" (graded on {gpu})" if gpu else "")})
     for step in lab.steps:
         tests.append({"name": f"{lab.name}: step {step.name}", "status": "pass" if step.points >= step.max else "fail",
                       "score": round(step.points, 2), "message": _clip(f"{step.status}: {step.why}")})
     for q in lab.questions:
         if not q.by_hand:  # written answers are graded by hand, outside the Classroom score
-            tests.append({"name": f"{lab.name}: question {q.id}", "status": "pass" if q.status == "correct" else "fail",
-                          "score": round(q.points, 2), "message": _clip(q.why or q.status)})
+            tests.append({"name": f"{lab.name}: question {q.id}" + (" (left to your instructor)" if q.pending else ""),
+                          "status": "pass" if q.status == "correct" else "fail",
+                          "score": round(q.points, 2), "message": _clip(q.why or q.status_text)})
     if lab.rule_deduction:
         tests.append({"name": f"{lab.name}: rules", "status": "fail", "score": -round(lab.rule_deduction, 2),
                       "message": _clip("; ".join(lab.rules) or "a rule of the lab was broken")})
@@ -488,10 +494,11 @@ def gradescope(data: Any, visibility: str = "visible") -> dict[str, Any]:
                           "visibility": visibility})
         for q in lab.questions:
             # Written answers go to the instructor for grading by hand (Gradescope shows
-            # hidden tests to course staff only); checked ones score like tests.
+            # hidden tests to course staff only); checked ones score like tests, and a bench
+            # figure from another GPU waits for the instructor with its points.
             output = (f"Answer:\n{_clip(q.answer, 3000)}" if q.answer else "No answer.") + (f"\n\n{q.why}" if q.why else "")
-            tests.append({"name": f"{lab.name}: question {q.id}" + (" (graded by hand)" if q.by_hand else ""),
-                          "score": 0.0 if q.by_hand else q.points, "max_score": 0.0 if q.by_hand else q.max,
+            tests.append({"name": f"{lab.name}: question {q.id}" + (" (graded by hand)" if q.pending else ""),
+                          "score": 0.0 if q.pending else q.points, "max_score": 0.0 if q.pending else q.max,
                           "status": "passed" if q.status == "correct" else "failed",
                           "output": output, "tags": [lab.name, "answers"],
                           "visibility": "hidden" if q.by_hand else visibility})
@@ -507,6 +514,7 @@ def gradescope(data: Any, visibility: str = "visible") -> dict[str, Any]:
     result: dict[str, Any] = {
         "score": report.total,
         "output": " · ".join(p for p in [f"{_pts(report.total)} / {report.max:g} points",
+                                         f"graded on {report.gpu_label}" if report.gpu_label else "",
                                          f"seed {report.seed}" if report.seed is not None else "",
                                          *report.notes] if p),
         "visibility": visibility,

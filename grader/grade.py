@@ -142,6 +142,9 @@ class GradingRun:
     interrupted: bool = False
     overlay: overlay.Overlay | None = None  # instructor mode: what was taken, missing, ignored
     notes: list[str] = field(default_factory=list)
+    # The GPU that graded the run (gpu.Device.as_dict of the first visible one; None when
+    # none could be read), named in every report so that a student knows which GPU counts.
+    gpu: dict[str, Any] | None = None
 
     @property
     def failed(self) -> bool:
@@ -284,6 +287,8 @@ def grade(options: Options, labs: list[str], progress: Progress,
                 built.save(options.student_dir / lab)
             run.finished = now()
             return run
+        found_gpus = gpu.devices()
+        run.gpu = found_gpus[0].as_dict() if found_gpus else None
         # Correctness first, several labs at once (tests and the sanitizer may share the
         # GPU), and the bench of each lab whose tests passed set up meanwhile; then, once
         # every lab's tests are over and every bench is set up, in course order, each
@@ -1099,7 +1104,9 @@ def grade_answers(options: Options, result: LabResult, lab: manifest.Lab | None)
     except answers.AnswerKeyError as exc:
         key = {}
         result.notes.append(f"the answer key could not be used ({exc}): numeric answers were not checked")
-    result.answers = answers.grade(lab.questions, path, shown, key, result.bench, settings.question_points)
+    feedback = options.config.grader.get("answer_feedback", answers.VERDICT)
+    result.answers = answers.grade(lab.questions, path, shown, key, result.bench, settings.question_points,
+                                   feedback=feedback, lab=result.lab)
     if result.answers.note:
         result.notes.append(result.answers.note)
     if any(q["status"] == answers.UNCHECKED and q["check"] == "key" for q in result.answers.questions):

@@ -23,7 +23,7 @@ from typing import Any
 
 from grader import status
 from grader.formats import _clip, _fmt, _note, _pts, _xml, compile_errors, step_figures
-from grader.report import STRETCH_NAME, Lab, Report, read
+from grader.report import STRETCH_NAME, Lab, Report, pending_lines, pending_points, read
 
 MAX_FAILED_SHOWN = 50  # failed tests detailed per lab; a page holds more than a CI summary, the JSON has all
 MAX_NAME_CHARS = 34  # of a result's name in a chart's label column (the full name is its tooltip)
@@ -153,12 +153,8 @@ def _header(report: Report, title: str) -> str:
 
 
 def _device(report: Report) -> str:
-    """The GPU the bench ran on, as the first bench names it ('' when none does)."""
-    for lab in report.labs:
-        device = (lab.bench or {}).get("device")
-        if isinstance(device, dict) and device.get("name"):
-            return f"GPU {device['name']}"
-    return ""
+    """The GPU that graded the run, as the report names it (an older report: the first bench's)."""
+    return f"graded on {report.gpu_label}" if report.gpu_label else ""
 
 
 def _score_table(report: Report) -> str:
@@ -175,9 +171,8 @@ def _score_table(report: Report) -> str:
                     f'<td class="num deductions">{_esc(_deductions(lab))}</td>'
                     f'<td class="num"><strong>{_points(lab.total, lab.max)}</strong></td>'
                     f'<td class="why">{_esc(_short(_note(lab)))}</td></tr>')
-    pending = sum(lab.answers_pending for lab in report.labs)
-    tail = (f'<p class="note">{pending:g} more points of written answers are graded by hand and are not in '
-            'the total yet.</p>\n' if pending else "")
+    tail = "".join(f'<p class="note">{_esc(line)}</p>\n'
+                   for line in pending_lines(report.labs, " and are not in the total yet."))
     return ('<section id="scores">\n<h2>Scores</h2>\n<table class="scores">\n<thead><tr><th>lab</th><th>status</th>'
             '<th class="num">correctness</th><th class="num">performance</th>'
             + ('<th class="num">variants</th>' if stepped else "")
@@ -281,14 +276,16 @@ def _answers(lab: Lab) -> str:
     """Each graded question of the lab: its status and points, why, and the answer given."""
     items = []
     for q in lab.questions:
-        points = f"{q.max:g} points" if q.by_hand else f"{q.points:g} / {q.max:g}"
-        shown = "to be graded by hand" if q.by_hand and q.status == "manual" else q.status
+        points = f"{q.max:g} points" if q.pending else f"{q.points:g} / {q.max:g}"
+        shown = "to be graded by hand" if q.by_hand and q.status == "manual" else q.status_text
         answer = _answer_text(q.answer) if q.answer else ""
         why = f" — {_esc(q.why)}" if q.why else ""
         items.append(f'<li><code>{_esc(q.id)}</code> {_esc(q.title)}: <strong>{_esc(shown)}</strong>, '
                      f"{_esc(points)}{why}{answer}</li>")
     where = f"in <code>{_esc(lab.answers_file)}</code>" if lab.answers_file else ""
-    pending = f"; {lab.answers_pending:g} points of written answers to be graded by hand" if lab.answers_pending else ""
+    written, other = pending_points([lab])
+    pending = (f"; {written:g} points of written answers to be graded by hand" if written else "") + (
+        f"; {other:g} points of figures measured on another GPU left to your instructor" if other else "")
     return f"your answers {where}{_esc(pending)}<ul class=\"questions\">" + "".join(items) + "</ul>"
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from grader import __version__, status
+from grader.gpu_specs import device_label
 from grader.status import ResultCode
 
 if TYPE_CHECKING:  # only for annotations: reading a report needs none of the grading
@@ -94,6 +95,9 @@ def to_json(run: GradingRun) -> dict[str, Any]:
                     if run.overlay else None),
         "ignored_changes": run.overlay.ignored_changes if run.overlay else [],
         "notes": run.notes,
+        # The GPU that graded the run (the first visible one: index, name, compute capability,
+        # memory, UUID), or null: a bench answer measured on its model is checked as is.
+        "gpu": run.gpu,
         "config": options.config.as_dict(),
         "labs": [_lab_json(lab) for lab in run.labs],
         "total": total,
@@ -199,6 +203,11 @@ class Workload:
         return None
 
 
+# A question's status as a report says it, where its name alone says too little.
+OTHER_GPU = "other_gpu"  # answers.OTHER_GPU
+STATUS_TEXT = {OTHER_GPU: "measured on another GPU: for the instructor"}
+
+
 @dataclass
 class Answer:
     """One graded question of a lab and the student's answer (answers.py)."""
@@ -207,7 +216,7 @@ class Answer:
     title: str
     kind: str  # "number" | "text"
     check: str  # "key" | "bench" | "manual"
-    status: str  # answers.CORRECT, WRONG, UNANSWERED, MANUAL, UNCHECKED
+    status: str  # answers.CORRECT, WRONG, UNANSWERED, MANUAL, UNCHECKED, OTHER_GPU
     points: float
     max: float
     answer: str = ""
@@ -216,6 +225,16 @@ class Answer:
     @property
     def by_hand(self) -> bool:
         return self.check == "manual"
+
+    @property
+    def pending(self) -> bool:
+        """Its points wait for the instructor: a written answer, or a bench figure measured on
+        a GPU the grader cannot compare with the grading GPU."""
+        return self.by_hand or self.status == OTHER_GPU
+
+    @property
+    def status_text(self) -> str:
+        return STATUS_TEXT.get(self.status, self.status)
 
 
 @dataclass
@@ -341,9 +360,20 @@ class Report:
     notes: list[str] = field(default_factory=list)
     run_notes: list[str] = field(default_factory=list)  # the run's notes as the grader wrote them
     has_labs: bool = False  # the document held a list of labs: a report, however incomplete
+    gpu: dict[str, Any] | None = None  # the GPU that graded the run (None in reports from before it was recorded)
 
     def lab(self, name: str) -> Lab | None:
         return next((lab for lab in self.labs if lab.name == name), None)
+
+    @property
+    def gpu_label(self) -> str:
+        """The grading GPU, "NVIDIA H100 80GB HBM3 (sm_90)": the report's, else (an older
+        report) the device the first bench ran on; '' when neither names one."""
+        for device in [self.gpu] + [lab.bench.get("device") for lab in self.labs if lab.bench]:
+            label = device_label(device)
+            if label:
+                return label
+        return ""
 
 
 def read(data: Any) -> Report:
@@ -375,7 +405,7 @@ def read(data: Any) -> Report:
                   root=_str(data.get("root")), impl=_str(data.get("impl")) or "student",
                   started=_str(data.get("started")), finished=_str(data.get("finished")),
                   interrupted=interrupted, schema=_str(data.get("schema")), notes=notes, run_notes=run_notes,
-                  has_labs=has_labs)
+                  has_labs=has_labs, gpu=data.get("gpu") if isinstance(data.get("gpu"), dict) else None)
 
 
 def from_run(run: GradingRun) -> Report:
@@ -529,10 +559,27 @@ def table(report: Report) -> str:
                 + (f"{'':>9} " if asked else "")
                 + f"{_points(report.total, report.max):>11}"
                 + ("  (interrupted: not every lab was graded)" if report.interrupted else ""))
-    pending = sum(lab.answers_pending for lab in report.labs)
-    if pending:
-        rows.append(f"{pending:g} more points of written answers are graded by hand (not in the total above)")
+    rows += pending_lines(report.labs)
+    if report.gpu_label:
+        rows.append(f"graded on {report.gpu_label}")
     return "\n".join(rows)
+
+
+def pending_points(labs: list[Lab]) -> tuple[float, float]:
+    """Points left to the instructor: (of written answers, of bench figures measured on
+    another GPU that the grader cannot compare)."""
+    other = round(sum(q.max for lab in labs for q in lab.questions if q.status == OTHER_GPU), 2)
+    return round(sum(lab.answers_pending for lab in labs) - other, 2), other
+
+
+def pending_lines(labs: list[Lab], after: str = " (not in the total above)") -> list[str]:
+    """What the total leaves out, one sentence each, each ending in `after` (none when
+    nothing is pending)."""
+    written, other = pending_points(labs)
+    lines = [f"{written:g} more points of written answers are graded by hand{after}"] if written else []
+    if other:
+        lines.append(f"{other:g} more points of figures measured on another GPU are left to your instructor{after}")
+    return lines
 
 
 def details(report: Report) -> str:
@@ -579,7 +626,8 @@ def details(report: Report) -> str:
                           f"{lab.variants:g}/{lab.variants_max:g} points:\n{lines}")
         missed = [q for q in lab.questions if not q.by_hand and q.status != "correct"]
         if missed:
-            lines = "\n".join(f"    {q.id} ({q.title}): {q.status}" + (f": {q.why}" if q.why else "") for q in missed)
+            lines = "\n".join(f"    {q.id} ({q.title}): {q.status_text}" + (f": {q.why}" if q.why else "")
+                              for q in missed)
             blocks.append(f"{lab.name}: graded questions in {lab.answers_file or 'answers.md'}, "
                           f"{lab.answers:g}/{lab.answers_max:g} points:\n{lines}")
     # Notes, each once with the labs it concerns (a missing compute-sanitizer concerns all).

@@ -342,8 +342,9 @@ class GradeWithQuestionsTest(CliTestCase):
 
     # Right answers: the checked points join the total; the written one waits for a person.
     def test_answers_count(self):
-        self.answer("## launches\nAnswer: 4\n## gbps\nAnswer: 2600 GB/s\n## why\nAnswer: because\n")
-        code, out, err = self.main("--no-build", "--seed", "3", "vectorAdd")
+        self.answer("## launches\nAnswer: 4\n## gbps\nAnswer: 2600 GB/s measured on NVIDIA H100 80GB HBM3 (sm_90)\n"
+                    "## why\nAnswer: because\n")
+        code, out, err = self.main("--no-build", "--seed", "3", "--answer-feedback", "figures", "vectorAdd")
         self.assertEqual(code, 0, out + err)
         self.assertEqual(self.row(out, "vectorAdd")[:6],
                          ["vectorAdd", "PASS", "70.00/70", "30.00/30", "3.00/3", "103.00/103"])
@@ -358,12 +359,21 @@ class GradeWithQuestionsTest(CliTestCase):
 
     # Wrong, missing and unreadable: no points, reasons in the details, the lab still PASS.
     def test_wrong_or_missing_answers(self):
-        self.answer("## launches\nAnswer: 5\n## gbps\nAnswer: 100\n")
+        self.answer("## launches\nAnswer: 5\n## gbps\nAnswer: 100 GB/s measured on NVIDIA H100 80GB HBM3 (sm_90)\n")
         code, out, _ = self.main("--no-build", "vectorAdd")
         self.assertEqual(code, 0)
         self.assertEqual(self.row(out, "vectorAdd")[4:6], ["0.00/3", "100.00/103"])
         self.assertIn("launches (Launches): wrong", out)
+        # By default the feedback says that the answer is off, never the figure it was held to.
+        self.assertIn("not within 15% of what your bench measured", out)
+        self.assertNotIn("2675", out)
+        code, out, _ = self.main("--no-build", "--answer-feedback", "figures", "vectorAdd")
         self.assertIn("your bench measured 2675", out)
+        # A bare number names no GPU: it goes to the instructor, neither right nor wrong.
+        self.answer("## launches\nAnswer: 4\n## gbps\nAnswer: 2675\n")
+        code, out, _ = self.main("--no-build", "vectorAdd")
+        gbps = self.report()["labs"][0]["answers"]["questions"][1]
+        self.assertEqual((gbps["status"], gbps["points"]), ("other_gpu", 0.0))
         (self.root / "labs" / "vectorAdd" / "answers.md").unlink()
         code, out, _ = self.main("--no-build", "vectorAdd")
         self.assertEqual(code, 0)

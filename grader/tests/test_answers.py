@@ -391,23 +391,23 @@ class KitQuestions(unittest.TestCase):
                 self.assertEqual(sorted(set(key) - {q.id for q in lab.questions}), [], "key entries of no question")
 
     def _reference_bench_answer(self, question: Question, answer: str) -> None:
-        """The reference's line for the H100 as the bench prints it there, graded full marks on an
-        H100 that measures it; a second line for another GPU (the H200's, once measured) does not
-        change that, and is the one checked on that GPU."""
+        """The reference's lines for the H100 and the H200 as the bench prints them there, each
+        graded full marks on its GPU when that GPU measures it; the other GPU's line does not
+        change that."""
         lines = answers.parse_measured(answer)
-        h100 = [line for line in lines if line.gpu == H100 and line.arch == "90"]
-        self.assertEqual(len(h100), 1, f"{question.id}: no line `... measured on {H100} (sm_90)`")
-        value = h100[0].value
-        if question.figure == "pct_peak":  # as the bench writes a share of the peak
-            self.assertIn(f"{value:g}% of peak measured on", h100[0].text)
-        bench = bench_with(value, figure_name=question.figure)
-        later = answer + "\nAnswer: " + on("NVIDIA H200 (sm_90)", "7" if question.figure == "pct_peak" else "7 GB/s")
-        for text in (answer, later):
-            row = by_id(grade_text(f"## {question.id}\nAnswer: {text}\n", questions=(question,), bench=bench))
-            self.assertEqual(row[question.id]["status"], answers.CORRECT, row[question.id]["why"])
-        h200 = bench_with(7.0, figure_name=question.figure, device={**H100_DEVICE, "name": "NVIDIA H200"})
-        row = by_id(grade_text(f"## {question.id}\nAnswer: {later}\n", questions=(question,), bench=h200))
-        self.assertEqual(row[question.id]["status"], answers.CORRECT, row[question.id]["why"])
+        for name in (H100, "NVIDIA H200"):
+            mine = [line for line in lines if line.gpu == name and line.arch == "90"]
+            self.assertEqual(len(mine), 1, f"{question.id}: no line `... measured on {name} (sm_90)`")
+            value = mine[0].value
+            if question.figure == "pct_peak":  # as the bench writes a share of the peak
+                self.assertIn(f"{value:g}% of peak measured on", mine[0].text)
+            bench = bench_with(value, figure_name=question.figure, device={**H100_DEVICE, "name": name})
+            row = by_id(grade_text(f"## {question.id}\nAnswer: {answer}\n", questions=(question,), bench=bench))
+            self.assertEqual(row[question.id]["status"], answers.CORRECT, f"{name}: {row[question.id]['why']}")
+            # The same GPU measuring half as much again: the line no longer fits.
+            slower = bench_with(value * 1.5, figure_name=question.figure, device={**H100_DEVICE, "name": name})
+            row = by_id(grade_text(f"## {question.id}\nAnswer: {answer}\n", questions=(question,), bench=slower))
+            self.assertEqual(row[question.id]["status"], answers.WRONG, name)
 
     def test_bench_questions_ask_for_the_line_the_bench_prints(self):
         for lab in ASKING:

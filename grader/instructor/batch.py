@@ -582,6 +582,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"grader batch: error: --gpus {args.gpus}: nvidia-smi lists no GPU {', '.join(missing)} on this "
               "machine (`nvidia-smi -L` lists those there are)", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        problems = [] if args.allow_no_gpu else architecture_problems(pristine, layout, labs, args)
+    except ValueError as exc:  # a --cuda-arch among the grader's arguments that CMake would not take
+        print(f"grader batch: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if problems:
+        for line in problems:
+            print(f"grader batch: error: {line} Nothing was built or graded.", file=sys.stderr)
+        return EXIT_NO_GPU
     args.grader_arg = with_instructor_feedback(args.grader_arg)
     if args.task is not None:
         entry = entries[args.task]
@@ -591,6 +600,35 @@ def main(argv: list[str] | None = None) -> int:
         print(progress_line(1, 1, entry, status, layout, labs))
         return EXIT_OK if _graded(entry, layout, labs) else EXIT_FAILED
     return run_batch(entries, layout, args, labs, pristine)
+
+
+def _grader_option(grader_args: list[str], name: str) -> str | None:
+    """The value of `name` among the grader's own arguments (`--name V` or `--name=V`), the last one given."""
+    found = None
+    for i, arg in enumerate(grader_args):
+        if arg == name and i + 1 < len(grader_args):
+            found = grader_args[i + 1]
+        elif arg.startswith(name + "="):
+            found = arg.split("=", 1)[1]
+    return found
+
+
+def architecture_problems(pristine: Path, layout: Layout, labs: list[str], args: argparse.Namespace) -> list[str]:
+    """Why the GPUs this batch grades on cannot run the kit's build or the reference package
+    ([] when they can): said once, before the kit is built, instead of once per student.
+    ValueError for a --cuda-arch among the grader's arguments that is no architecture."""
+    from grader import arch  # the grader's own check before each grading run (grader/arch.py)
+
+    wanted = set(gpu_ids(args.gpus)) if args.gpus != "auto" else None
+    devices = [d for d in gpu.devices() if wanted is None or d.index in wanted]
+    cuda_arch = _grader_option(args.grader_arg, "--cuda-arch")
+    cuda_arch = arch.parse_cuda_arch(cuda_arch) if cuda_arch else None  # ValueError: the caller's usage error
+    reference = _grader_option(args.grader_arg, "--reference") or os.environ.get("LABKIT_REFERENCE_DIR")
+    timed = labs or [lab for lab in COURSE_LABS if (pristine / "labs" / lab).is_dir()]
+    verdict = arch.for_grading(root=pristine, build_dir=layout.kit_build, mode=arch.BUILD, cuda_arch=cuda_arch,
+                               reference_dir=Path(reference) if reference else None,
+                               labs=[] if "--skip-bench" in args.grader_arg else timed, devices=devices)
+    return [line.replace("pass --cuda-arch ", "pass --grader-arg=--cuda-arch=") for line in verdict.errors]
 
 
 def with_instructor_feedback(grader_args: list[str]) -> list[str]:

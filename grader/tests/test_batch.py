@@ -376,6 +376,30 @@ class NoGpuTest(BatchTestCase):
         self.assertFalse(self.out.exists())
 
 
+# A class's kit build without code for the GPU it grades on: said once, before anything
+# is built or graded, with the flag that fixes it for batch; --cuda-arch given fixes it.
+class ArchitectureTest(BatchTestCase):
+    def test_refused_once_before_building(self):
+        self.submission("alice", "score 100")
+        roster = self.roster([("alice", "subs/alice")])
+        kit = self.out / "work" / "_kit"
+        kit.mkdir(parents=True)
+        (kit / "CMakeCache.txt").write_text("CMAKE_CUDA_ARCHITECTURES:STRING=80-real\n")
+        code, out, err = self.main(str(roster), "--out", str(self.out), "--labs", "vectorAdd")
+        self.assertEqual(code, 3, out + err)
+        self.assertIn("NVIDIA H100 80GB HBM3 (sm_90)", err)
+        self.assertIn("--grader-arg=--cuda-arch=", err)
+        self.assertIn("Nothing was built or graded", err)
+        self.assertEqual(self.calls_made(), [])
+        code, out, err = self.main(str(roster), "--out", str(self.out), "--labs", "vectorAdd",
+                                   "--grader-arg=--cuda-arch=90")
+        self.assertEqual(code, 0, out + err)
+        code, _, err = self.main(str(roster), "--out", str(self.out), "--labs", "vectorAdd",
+                                 "--grader-arg=--cuda-arch=nine")
+        self.assertEqual(code, 2)
+        self.assertIn("is not a CUDA architecture", err)
+
+
 # More than one GPU: the compiles of several students run side by side ahead of the
 # graders (one at a time in the shared kit build), one grader per GPU, and each GPU's
 # busy time is reported.

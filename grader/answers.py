@@ -4,7 +4,9 @@ The questions a lab grades are listed in its manifest (labs/<lab>/lab.json, "que
 an id, a title, a kind ("number" or "text"), the points, and how a number is checked:
 
 - "key": against the instructor's answer key, exactly or within a tolerance
-  (solutions/<lab>/answer_key.json, never shipped to students);
+  (solutions/<lab>/answer_key.json, never shipped to students). Where the grading machine
+  has no key (the Classroom runner, a student's own machine) such an answer is "at_deadline":
+  checked when the instructor grades the class with the keys, its points pending until then;
 - "bench": against a figure of the student's own bench in the same grading run (e.g.
   "your kernel's GB/s at n = 2^26"), within a relative tolerance;
 - text answers are collected into the report for grading by hand: their points are
@@ -62,6 +64,11 @@ FEEDBACK = (VERDICT, FIGURES)
 # grader cannot compare: left to the instructor, its points pending.
 CORRECT, WRONG, UNANSWERED, MANUAL, UNCHECKED = "correct", "wrong", "unanswered", "manual", "unchecked"
 OTHER_GPU = "other_gpu"
+# AT_DEADLINE: a number checked against the key, graded where there is no key at all: the
+# instructor's run at the deadline checks it; its points are pending until then.
+AT_DEADLINE = "at_deadline"
+AT_DEADLINE_WHY = ("checked against the instructor's key at the deadline (the key is not on this grading machine, "
+                   "e.g. the Classroom runner): its points are pending until then")
 
 _HEADING = re.compile(r"^##\s+([A-Za-z0-9_-]+)\b")
 _ANSWER = re.compile(r"^\s*(?:\*\*|__)?answer(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s?(.*)$", re.IGNORECASE)
@@ -352,7 +359,8 @@ class AnswersResult:
 
     points: float = 0.0
     max: float = 0.0  # of the automatically checked questions
-    pending: float = 0.0  # points of the questions graded by hand, and of bench figures left to the instructor
+    pending: float = 0.0  # points of the questions graded by hand, of bench figures left to the instructor,
+    # and of key answers checked at the deadline
     file: str = ""
     note: str = ""
     questions: list[dict[str, Any]] = field(default_factory=list)
@@ -383,7 +391,9 @@ def grade(questions: tuple[Question, ...], answers_path: Path, shown_as: str, ke
             row.update(status=MANUAL if answer and not is_placeholder(answer) else UNANSWERED, why="")
         else:
             status, why, figure = _check(question, answer, key.get(question.id), bench, feedback, lab)
-            if status == OTHER_GPU:
+            if status == UNCHECKED and question.check == "key" and not key:
+                status, why = AT_DEADLINE, AT_DEADLINE_WHY  # no key here at all, as on the Classroom runner
+            if status in (OTHER_GPU, AT_DEADLINE):
                 result.pending += worth  # like a written answer: the instructor decides
             else:
                 result.max += worth
@@ -393,6 +403,11 @@ def grade(questions: tuple[Question, ...], answers_path: Path, shown_as: str, ke
         result.points += row["points"]
         result.questions.append(row)
     result.points, result.max, result.pending = round(result.points, 2), round(result.max, 2), round(result.pending, 2)
+    later = sum(1 for row in result.questions if row["status"] == AT_DEADLINE)
+    if later:
+        result.note = "; ".join(filter(None, [result.note, (
+            f"{later} answer{'s' if later > 1 else ''} checked against the instructor's key at the deadline: "
+            "no answer key on this grading machine (the instructor's grading run gives --answer-keys DIR)")]))
     return result
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from grader import commandline, status
 from grader.config import COURSE_LABS
-from grader.report import Lab, Step, pending_points, read
+from grader.report import AT_DEADLINE, Lab, Step, deadline_points, pending_points, read
 
 EXIT_OK, EXIT_DEGRADED, EXIT_USAGE = 0, 1, 2
 MAX_MESSAGE_CHARS = 1500  # per test in Classroom and Gradescope: env variables and check runs have limits
@@ -226,7 +226,8 @@ def _md_answers(labs: list[Lab]) -> str:
     rows = []
     for lab in labs:
         for q in lab.questions:
-            points = f"by hand ({q.max:g})" if q.pending else f"{q.points:g} / {q.max:g}"
+            points = (f"at the deadline ({q.max:g})" if q.status == AT_DEADLINE else
+                      f"by hand ({q.max:g})" if q.pending else f"{q.points:g} / {q.max:g}")
             rows.append(f"| {lab.name} | {_md_cell(q.id + ': ' + q.title, 70)} | {_md_cell(q.status_text)} | {points} "
                         f"| {_md_cell(q.why, 300)} |")
     if not rows:
@@ -236,6 +237,9 @@ def _md_answers(labs: list[Lab]) -> str:
     if other:
         tail += (f"\n\n{other:g} points of figures measured on another GPU are left to your instructor and are not "
                  "in the total yet.")
+    if later := deadline_points(labs):
+        tail += (f"\n\n{later:g} points of answers are checked against the instructor's key at the deadline and are "
+                 "not in the total yet.")
     return "| lab | question | status | points | note |\n|:--|:--|:--|--:|:--|\n" + "\n".join(rows) + tail
 
 
@@ -401,7 +405,8 @@ def classroom_result(lab: Lab, gpu: str = "") -> dict[str, Any]:
         tests.append({"name": f"{lab.name}: step {step.name}", "status": "pass" if step.points >= step.max else "fail",
                       "score": round(step.points, 2), "message": _clip(f"{step.status}: {step.why}")})
     for q in lab.questions:
-        if not q.by_hand:  # written answers are graded by hand, outside the Classroom score
+        # Written answers are graded by hand, and key answers at the deadline, outside the Classroom score.
+        if not q.by_hand and q.status != AT_DEADLINE:
             tests.append({"name": f"{lab.name}: question {q.id}" + (" (left to your instructor)" if q.pending else ""),
                           "status": "pass" if q.status == "correct" else "fail",
                           "score": round(q.points, 2), "message": _clip(q.why or q.status_text)})
@@ -497,7 +502,8 @@ def gradescope(data: Any, visibility: str = "visible") -> dict[str, Any]:
             # hidden tests to course staff only); checked ones score like tests, and a bench
             # figure from another GPU waits for the instructor with its points.
             output = (f"Answer:\n{_clip(q.answer, 3000)}" if q.answer else "No answer.") + (f"\n\n{q.why}" if q.why else "")
-            tests.append({"name": f"{lab.name}: question {q.id}" + (" (graded by hand)" if q.pending else ""),
+            later = " (graded at the deadline)" if q.status == AT_DEADLINE else " (graded by hand)"
+            tests.append({"name": f"{lab.name}: question {q.id}" + (later if q.pending else ""),
                           "score": 0.0 if q.pending else q.points, "max_score": 0.0 if q.pending else q.max,
                           "status": "passed" if q.status == "correct" else "failed",
                           "output": output, "tags": [lab.name, "answers"],

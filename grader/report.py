@@ -205,7 +205,8 @@ class Workload:
 
 # A question's status as a report says it, where its name alone says too little.
 OTHER_GPU = "other_gpu"  # answers.OTHER_GPU
-STATUS_TEXT = {OTHER_GPU: "measured on another GPU: for the instructor"}
+AT_DEADLINE = "at_deadline"  # answers.AT_DEADLINE
+STATUS_TEXT = {OTHER_GPU: "measured on another GPU: for the instructor", AT_DEADLINE: "graded at the deadline"}
 
 
 @dataclass
@@ -216,7 +217,7 @@ class Answer:
     title: str
     kind: str  # "number" | "text"
     check: str  # "key" | "bench" | "manual"
-    status: str  # answers.CORRECT, WRONG, UNANSWERED, MANUAL, UNCHECKED, OTHER_GPU
+    status: str  # answers.CORRECT, WRONG, UNANSWERED, MANUAL, UNCHECKED, OTHER_GPU, AT_DEADLINE
     points: float
     max: float
     answer: str = ""
@@ -228,9 +229,10 @@ class Answer:
 
     @property
     def pending(self) -> bool:
-        """Its points wait for the instructor: a written answer, or a bench figure measured on
-        a GPU the grader cannot compare with the grading GPU."""
-        return self.by_hand or self.status == OTHER_GPU
+        """Its points wait for the instructor: a written answer, a bench figure measured on
+        a GPU the grader cannot compare with the grading GPU, or a number checked against
+        the key at the deadline (graded where there was no key)."""
+        return self.by_hand or self.status in (OTHER_GPU, AT_DEADLINE)
 
     @property
     def status_text(self) -> str:
@@ -567,9 +569,16 @@ def table(report: Report) -> str:
 
 def pending_points(labs: list[Lab]) -> tuple[float, float]:
     """Points left to the instructor: (of written answers, of bench figures measured on
-    another GPU that the grader cannot compare)."""
+    another GPU that the grader cannot compare). Those of answers checked against the key
+    at the deadline are in neither: deadline_points."""
     other = round(sum(q.max for lab in labs for q in lab.questions if q.status == OTHER_GPU), 2)
-    return round(sum(lab.answers_pending for lab in labs) - other, 2), other
+    return round(sum(lab.answers_pending for lab in labs) - other - deadline_points(labs), 2), other
+
+
+def deadline_points(labs: list[Lab]) -> float:
+    """Points of the answers checked against the instructor's key at the deadline (graded
+    where there was no key, as on the Classroom runner)."""
+    return round(sum(q.max for lab in labs for q in lab.questions if q.status == AT_DEADLINE), 2)
 
 
 def pending_lines(labs: list[Lab], after: str = " (not in the total above)") -> list[str]:
@@ -579,6 +588,8 @@ def pending_lines(labs: list[Lab], after: str = " (not in the total above)") -> 
     lines = [f"{written:g} more points of written answers are graded by hand{after}"] if written else []
     if other:
         lines.append(f"{other:g} more points of figures measured on another GPU are left to your instructor{after}")
+    if later := deadline_points(labs):
+        lines.append(f"{later:g} more points of answers are checked against the instructor's key at the deadline{after}")
     return lines
 
 

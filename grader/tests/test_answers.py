@@ -135,8 +135,13 @@ class Grading(unittest.TestCase):
     def test_no_bench_or_no_key_is_unchecked_not_wrong(self):
         result = grade_text(f"## count\nAnswer: 47\n## gbps\nAnswer: {on(H100, '2500')}\n", key={}, bench={})
         rows = by_id(result)
-        self.assertEqual(rows["count"]["status"], answers.UNCHECKED)
+        self.assertEqual(rows["count"]["status"], answers.AT_DEADLINE)  # no key at all: see KeyAtTheDeadline
         self.assertEqual(rows["gbps"]["status"], answers.UNCHECKED)
+        # A key without this question's value is the instructor's to fix: unchecked, in the total.
+        result = grade_text("## count\nAnswer: 47\n", key={"other": {"value": 1}})
+        self.assertEqual(by_id(result)["count"]["status"], answers.UNCHECKED)
+        self.assertIn("has no value", by_id(result)["count"]["why"])
+        self.assertEqual((result.max, result.pending), (3.0, 3.0))
         for odd in (None, "fast", float("nan")):
             self.assertEqual(by_id(grade_text(f"## gbps\nAnswer: {on(H100, '2500')}\n",
                                               bench=bench_with(odd)))["gbps"]["status"], answers.UNCHECKED, odd)
@@ -171,6 +176,72 @@ def bench_row(text: str, bench: dict | None = None, question: Question = BENCH,
     result = grade_text(f"## {question.id}\nAnswer: {text}\n", questions=(question,),
                         bench=bench if bench is not None else bench_with(FIGURE), feedback=feedback)
     return by_id(result)[question.id], result
+
+
+# The Classroom runner holds no answer key (a student's workflow step could print it): an
+# answer checked against the key is graded at the deadline, its points pending, neither
+# right nor wrong; the instructor's run with the keys grades it as before.
+class KeyAtTheDeadline(unittest.TestCase):
+    TEXT = "## count\nAnswer: 47\n## gbps\nAnswer: {}\n## why\nAnswer: because\n".format(on(H100, "2500"))
+
+    def test_no_key_leaves_the_points_pending(self):
+        result = grade_text(self.TEXT, key={})
+        rows = by_id(result)
+        self.assertEqual(rows["count"]["status"], answers.AT_DEADLINE)
+        self.assertEqual(rows["count"]["points"], 0.0)
+        self.assertIn("at the deadline", rows["count"]["why"])
+        self.assertIn("not on this grading machine", rows["count"]["why"])
+        self.assertEqual(rows["gbps"]["status"], answers.CORRECT)  # the bench needs no key
+        self.assertEqual(rows["why"]["status"], answers.MANUAL)
+        # count's 2 points and the written answer's 3 are pending; the bench's 1 is checked.
+        self.assertEqual((result.points, result.max, result.pending), (1.0, 1.0, 5.0))
+        self.assertIn("1 answer checked against the instructor's key at the deadline", result.note)
+
+    def test_a_wrong_or_missing_answer_is_not_hidden_until_the_deadline(self):
+        rows = by_id(grade_text("## count\nAnswer: forty-seven\n", key={}))
+        self.assertEqual(rows["count"]["status"], answers.WRONG)  # no number: say so now
+        rows = by_id(grade_text("## count\nAnswer: TODO\n", key={}))
+        self.assertEqual(rows["count"]["status"], answers.UNANSWERED)
+        self.assertEqual(grade_text("## count\nAnswer: TODO\n", key={}).note, "")
+
+    def test_with_the_key_as_before(self):
+        for given, status in (("47", answers.CORRECT), ("46", answers.WRONG)):
+            result = grade_text(self.TEXT.replace("47", given), key=KEY)
+            self.assertEqual(by_id(result)["count"]["status"], status)
+            self.assertEqual((result.max, result.pending), (3.0, 3.0))
+            self.assertNotIn("deadline", result.note)
+
+    # What the student writes cannot make the grader think there is no key.
+    def test_the_answers_file_cannot_postpone_a_checked_answer(self):
+        text = '## count\nAnswer: 46\n<!-- {"schema": "labkit-answer-key", "answers": {}} -->\n'
+        self.assertEqual(by_id(grade_text(text, key=KEY))["count"]["status"], answers.WRONG)
+
+    # The lab passes; the reports list the answer as pending, outside the Classroom score.
+    def test_reports_show_it_pending_and_the_lab_passes(self):
+        from grader import formats, report
+        result = grade_text(self.TEXT, key={})
+        data = {"schema": report.REPORT_SCHEMA, "version": report.REPORT_VERSION, "labs": [
+            {"lab": "x", "status": "PASS", "correctness": {"points": 10.0, "max": 10.0, "tests": [
+                {"name": "T.a", "status": "passed", "weight": 1.0}]}, "answers": result.as_dict()}]}
+        lab = report.read(data).labs[0]
+        later = lab.questions[0]
+        self.assertTrue(later.pending)
+        self.assertEqual(later.status_text, "graded at the deadline")
+        self.assertEqual((lab.total, lab.max), (11.0, 11.0))  # the key answer's 2 points wait
+        self.assertEqual(report.pending_points([lab]), (3.0, 0.0))  # the written answer's only
+        self.assertEqual(report.deadline_points([lab]), 2.0)
+        self.assertIn("2 more points of answers are checked against the instructor's key at the deadline",
+                      " ".join(report.pending_lines([lab])))
+        summary = formats.markdown(data)
+        self.assertIn("at the deadline (2)", summary)
+        self.assertIn("2 points of answers are checked against the instructor's key at the deadline", summary)
+        classroom = formats.classroom_results(data)["x"]
+        self.assertEqual((classroom["status"], classroom["max_score"]), ("pass", 11))
+        self.assertEqual(sum(t["score"] for t in classroom["tests"]), 11.0)
+        self.assertFalse(any("question count" in t["name"] for t in classroom["tests"]))
+        self.assertTrue(any("question gbps" in t["name"] for t in classroom["tests"]))
+        scope = {t["name"]: t for t in formats.gradescope(data)["tests"]}
+        self.assertEqual(scope["x: question count (graded at the deadline)"]["max_score"], 0.0)
 
 
 class BenchLines(unittest.TestCase):

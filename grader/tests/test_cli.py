@@ -379,14 +379,15 @@ class GradeWithQuestionsTest(CliTestCase):
         self.assertEqual(code, 0)
         self.assertIn("answers.md not found", out)
 
-    # The key comes from --answer-keys when given; without a key the numbers are unchecked, not wrong.
+    # The key comes from --answer-keys when given; without a key the numbers are graded at the
+    # deadline (as on the Classroom runner, which holds no key), not wrong.
     def test_answer_keys_folder(self):
         self.answer("## launches\nAnswer: 4\n")
         elsewhere = self.tmp / "keys"
         (self.keys / "vectorAdd").rename(self.tmp / "moved")
         code, out, _ = self.main("--no-build", "vectorAdd")
-        self.assertEqual(self.report()["labs"][0]["answers"]["questions"][0]["status"], "unchecked")
-        self.assertIn("no answer key at", out)
+        self.assertEqual(self.report()["labs"][0]["answers"]["questions"][0]["status"], "at_deadline")
+        self.assertIn("key at the deadline", out)
         (elsewhere).mkdir()
         (self.tmp / "moved").rename(elsewhere / "vectorAdd")
         code, out, _ = self.main("--no-build", "--answer-keys", str(elsewhere), "vectorAdd")

@@ -264,6 +264,17 @@ class WorkflowTest(unittest.TestCase):
         self.assertNotIn("pull_request_target", ci)
 
 
+    # The runner holds no answer key: a student edits this workflow and its steps run as the
+    # runner's user, so a key the grader could read there, a student could print.
+    def test_no_answer_key_on_the_runner(self):
+        for labs in (list(COURSE_LABS), ["vectorAdd"]):
+            text = export.render_workflow(self.template, labs)
+            commands = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")).lower()
+            for leak in ("answer-keys", "answer_keys", "answer_key", "labkit-keys", "solutions"):
+                self.assertNotIn(leak, commands, labs)
+            self.assertIn("graded at the\n# deadline", text)  # the header says where keys are checked instead
+
+
 def step_script(workflow: str, name: str) -> str:
     """The `run: |` block of the step called `name`, as the runner's shell gets it."""
     lines = workflow.splitlines()
@@ -317,6 +328,7 @@ class ClassroomModesTest(unittest.TestCase):
         self.assertEqual(call["cwd"], str(self.pristine))  # the pristine kit's own grader
         self.assertEqual(call["argv"], ["-m", "grader", "--submission", str(ws), "--pristine", str(self.pristine),
                                         "--build-dir", f"{ws}/build/grader", "--json", f"{ws}/report.json"])
+        self.assertFalse(any("key" in arg.lower() for arg in call["argv"]))  # no answer key on the runner
         self.assertIn(f"**Graded with the course's pristine kit** (`{self.pristine}` on the runner): only your "
                       "`labs/<lab>/<lab>.cu` and `labs/<lab>/answers.md` files count", summary)
         self.assertNotIn("Warning", summary)

@@ -16,7 +16,14 @@ call through a function pointer. This stage asks the compiler instead:
    replace the CUDA runtime, the kit, the C or C++ runtime at link time; anything of
    CUB, Thrust or the vendor libraries.
 3. load-time code and raw system calls: `.init_array`/`.fini_array` entries other than
-   the compiler's own, and `syscall`/`sysenter`/`int $0x80`/`svc` in the host code.
+   the compiler's own, any `.preinit_array`/`.ctors`/`.dtors` entry, IFUNC symbols and
+   IRELATIVE relocations (a resolver runs while the program is loaded), `thread_local`
+   objects with constructors (TLS init functions), and the compiler's own C++ dynamic
+   initialisation where it does more than the toolchain needs: its body (and what it
+   calls, followed) may call the C++ runtime, memory functions, the standard library and
+   the kit, and hand only those destructors to `__cxa_atexit`; a call to the file's own
+   function or type, through a pointer, or to anything else is a finding. Then
+   `syscall`/`sysenter`/`int $0x80`/`svc` in the host code.
 4. assembler directives that read files (`.incbin`, `.include`) or build directives
    (`.macro`, `.irp`, `.rept` ...) in any string of the student's preprocessed code,
    adjacent literals joined and escapes decoded: such a file carries bytes of the grading
@@ -275,6 +282,30 @@ ENTITY_PREFIXES = ("typeinfo name for ", "typeinfo for ", "vtable for ", "VTT fo
                    "transaction clone for ")
 CONSTRUCTOR_SECTIONS = (".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors")
 INIT_TYPES = ("INIT_ARRAY", "FINI_ARRAY", "PREINIT_ARRAY")
+# Tables of which no entry is the compiler's (g++ and nvcc fill .init_array only).
+FOREIGN_TABLES = (".preinit_array", ".ctors", ".dtors")
+# The compiler's own pieces of C++ dynamic initialisation: the .init_array entry and what
+# it calls (inlined at -O3; `.cold` parts of them too). Their bodies are read: see below.
+INITIALISER_PARTS = ("_GLOBAL__sub_I_*", "_GLOBAL__I_*", "_GLOBAL__sub_D_*", "_GLOBAL__D_*",
+                     "*__static_initialization_and_destruction_*", "__cxx_global_var_init*")
+# What the compiler's initialisation of a clean file calls or refers to (found with nvcc 13
+# and g++ 12: <iostream>'s std::ios_base::Init, std::vector and std::string objects, the
+# kit's LAB_REGISTER_VARIANT registrations): the C++ runtime's bookkeeping, memory, and the
+# standard library's and the kit's code (demangled names), less the families that reach
+# outside the process (STD_FORBIDDEN). Anything else runs the file's code at load time.
+INITIALISER_RUNTIME = (
+    "__cxa_atexit", "__cxa_thread_atexit", "__cxa_guard_*", "__cxa_throw", "__cxa_allocate_exception",
+    "__cxa_free_exception", "__cxa_begin_catch", "__cxa_end_catch", "__cxa_rethrow", "__cxa_call_terminate",
+    "_Unwind_Resume", "__stack_chk_fail", "__stack_chk_guard", "__tls_get_addr", "__dso_handle",
+    "_GLOBAL_OFFSET_TABLE_", "__gxx_personality_v0", "DW.ref.__gxx_personality_v0", "__libc_single_threaded",
+    "memcpy", "memmove", "memset", "memcmp", "strlen", "__memcpy_chk", "__memmove_chk", "__memset_chk",
+    "malloc", "calloc", "realloc", "free",
+)
+INITIALISER_LIBRARY = ("std::*", "__gnu_cxx::*", "__cxxabiv1::*", "operator new*", "operator delete*", "lab::*")
+# Calls that hand a function to run at exit (first argument) for an object (second).
+AT_EXIT = ("__cxa_atexit", "__cxa_thread_atexit")
+IFUNC_TYPES = ("IFUNC", "GNU_IFUNC")
+_LOAD_TIME_HINT = "do the work inside the lab's functions"
 # Instructions that enter the kernel: x86-64 and aarch64 spellings in objdump's output.
 SYSCALL_INSN = re.compile(r"^(?:syscall|sysenter|int\s+\$0x80|svc\s|svc$)")
 _KEYWORDS = frozenset("if for while switch return sizeof alignof decltype static_assert noexcept throw catch "
@@ -827,11 +858,18 @@ def _read_object(session: _Session, obj: Path) -> _Object:
         return done.stdout
 
     elf = tool(["readelf", "-W", "--section-headers", "--relocs", "--syms", str(obj)])
+    disassembly = tool(["objdump", "-d", "-w", "--no-show-raw-insn", str(obj)])
+    return object_from_text(elf, disassembly, lambda names: _demangle(session, names))
+
+
+def object_from_text(elf: str, disassembly: str, demangle: Callable[[list[str]], dict[str, str]]) -> _Object:
+    """An object as `readelf -W --section-headers --relocs --syms` and `objdump -d -w
+    --no-show-raw-insn` print it; `demangle` maps raw names to demangled ones."""
     sections = _parse_sections(elf)
     symbols = _parse_symbols(elf)
     relocations = _parse_relocations(elf, sections)
-    functions = _parse_disassembly(tool(["objdump", "-d", "-w", "--no-show-raw-insn", str(obj)]))
-    names = _demangle(session, [s.name for s in symbols if s.name] + [f[0] for f in functions.values()])
+    functions = _parse_disassembly(disassembly)
+    names = demangle([s.name for s in symbols if s.name] + [f[0] for f in functions.values()])
     for symbol in symbols:
         symbol.demangled = names.get(symbol.name, symbol.name)
     return _Object(symbols, sections, relocations, functions, names)
@@ -1370,8 +1408,10 @@ def _only_from_stubs(obj: _Object, index: int, stubs: dict[str, list[tuple[int, 
     return found
 
 
-def _constructor_findings(obj: _Object, source: _Source) -> list[rules.Finding]:
-    """Functions that run at load or unload time, other than the compiler's own."""
+def _constructor_findings(obj: _Object, source: _Source, own: set[str] | frozenset[str] = frozenset()
+                          ) -> list[rules.Finding]:
+    """Functions that run at load or unload time, other than the compiler's own; `own`: raw
+    names the student's other files define."""
     findings = []
     by_index = {s.index: s for s in obj.symbols}
     functions = {}
@@ -1397,11 +1437,19 @@ def _constructor_findings(obj: _Object, source: _Source) -> list[rules.Finding]:
                 target = functions.get((int(symbol.section), addend))
             elif symbol is not None:
                 target = symbol
-            if target is not None and _matches(target.name, COMPILER_CONSTRUCTORS):
+            foreign = any(name == t or name.startswith(t + ".") for t in FOREIGN_TABLES) or kind == "PREINIT_ARRAY"
+            if target is not None and _matches(target.name, COMPILER_CONSTRUCTORS) and not foreign:
+                if _matches(target.name, INITIALISER_PARTS):
+                    findings += _initialiser_findings(obj, source, target, own)
                 continue
             shown = _short(target.demangled or target.name) if target is not None else None
             what = f"a {'destructor' if when == 'unload' else 'constructor'} function runs at {when} time"
-            if shown:
+            if shown and foreign:
+                line = _source_line(text, _search_names(target.name, _entity(target.demangled or target.name)))
+                message = f"{what}: {shown}, from an entry of {name} (remove it; {_LOAD_TIME_HINT})"
+                if line is None and f'"{name}' in text:  # the section attribute that made the entry
+                    line = text.count("\n", 0, text.index(f'"{name}')) + 1
+            elif shown:
                 line = _source_line(text, _search_names(target.name, _entity(target.demangled or target.name)))
                 message = (f"{what}: {shown} (remove __attribute__((constructor/destructor)); do the work inside "
                            "the lab's functions)")
@@ -1413,6 +1461,267 @@ def _constructor_findings(obj: _Object, source: _Source) -> list[rules.Finding]:
             findings.append(_finding(source, "constructor", None,
                                      f"an entry of {name} points to a fixed address that runs at load time: "
                                      "do the work inside the lab's functions", name))
+    return findings + _ifunc_findings(obj, source) + _tls_init_findings(obj, source)
+
+
+def _symbol_line(source: _Source, symbol: _Symbol) -> int | None:
+    """The first line of the student's file that names `symbol`."""
+    return _source_line(source.text, _search_names(symbol.name, _entity(symbol.demangled or symbol.name)))
+
+
+def _ifunc_findings(obj: _Object, source: _Source) -> list[rules.Finding]:
+    """IFUNC symbols and IRELATIVE relocations: the resolver runs while the program is loaded."""
+    findings = []
+    functions = {(s.section, s.value): s for s in obj.symbols
+                 if s.type == "FUNC" and s.section.isdigit() and s.name}
+    for symbol in obj.symbols:
+        if symbol.type not in IFUNC_TYPES or not symbol.defined or not symbol.name:
+            continue
+        resolver = functions.get((symbol.section, symbol.value))
+        shown = _short(symbol.demangled or symbol.name)
+        by = f" (its resolver `{_short(resolver.demangled or resolver.name)}`)" if resolver is not None else ""
+        line = _symbol_line(source, symbol) or (_symbol_line(source, resolver) if resolver is not None else None)
+        findings.append(_finding(source, "constructor", line,
+                                 f"`{shown}` is an IFUNC{by}: the resolver runs at load time, while the program's "
+                                 f"symbols are bound (remove __attribute__((ifunc)); {_LOAD_TIME_HINT})",
+                                 symbol.name))
+    by_index = {s.index: s for s in obj.symbols}
+    for entries in obj.relocations.values():
+        for _, kind, index, _ in entries:
+            if "IRELATIVE" not in kind:
+                continue
+            symbol = by_index.get(index)
+            line = _symbol_line(source, symbol) if symbol is not None and symbol.name else None
+            findings.append(_finding(source, "constructor", line,
+                                     f"an {kind} relocation calls a resolver at load time: {_LOAD_TIME_HINT}", kind))
+            break
+    return findings
+
+
+def _tls_init_findings(obj: _Object, source: _Source) -> list[rules.Finding]:
+    """TLS init functions (`_ZTH*`, `__tls_init`): a thread_local object with a constructor,
+    which runs on a thread's first use of it, wherever that is."""
+    findings = []
+    defined = [s for s in obj.symbols if s.defined and s.type in ("FUNC", "NOTYPE") and s.name]
+    wrappers = [s for s in defined if s.name.startswith("_ZTH")]
+    init = next((s for s in defined if s.name == "__tls_init"), None)
+    objects = [s for s in obj.symbols if s.type == "TLS" and s.defined and s.name and s.name != "__tls_guard"]
+    named = []
+    for wrapper in wrappers:
+        variable = next((o for o in objects if o.name == "_Z" + wrapper.name[4:] or o.name == wrapper.name[4:]
+                         or o.name == re.sub(r"^_ZTH(\d)", r"", wrapper.name)), None)
+        named.append(variable or wrapper)
+    if not named and init is not None:  # a static thread_local only: the objects its init function touches
+        touched = {index for offset, _, index, _ in _relocations_in(obj, init)}
+        named = [o for o in objects if o.index in touched] or [init]
+    for symbol in named:
+        shown = _short(_entity(symbol.demangled or symbol.name))
+        findings.append(_finding(source, "constructor", _symbol_line(source, symbol),
+                                 f"the thread_local object `{shown}` has a constructor, which runs outside the lab's "
+                                 "functions (on a thread's first use of it): make it a plain value, or a local "
+                                 "variable of the lab's function", symbol.name))
+    return findings
+
+
+def _relocations_in(obj: _Object, function: _Symbol) -> list[tuple[int, str, int, int]]:
+    """The relocations that apply inside `function`'s code."""
+    if not function.section.isdigit():
+        return []
+    end = function.value + max(function.size, 1)
+    return [e for e in obj.relocations.get(int(function.section), []) if function.value <= e[0] < end]
+
+
+@dataclass
+class _Code:
+    """Lookups over an object's code for following what an initialiser calls."""
+
+    obj: _Object
+    by_index: dict[int, _Symbol]
+    section_index: dict[str, int]
+    # section index -> sorted [(start, symbol)] of functions and objects defined there
+    defined: dict[int, list[tuple[int, _Symbol]]]
+    relocations: dict[int, list[tuple[int, str, int, int]]]  # section index -> sorted by offset
+
+    @classmethod
+    def of(cls, obj: _Object) -> "_Code":
+        """The lookups of `obj`."""
+        defined: dict[int, list[tuple[int, _Symbol]]] = {}
+        for symbol in obj.symbols:
+            if symbol.type in ("FUNC", "OBJECT", "TLS", *IFUNC_TYPES) and symbol.section.isdigit() and symbol.name:
+                defined.setdefault(int(symbol.section), []).append((symbol.value, symbol))
+        for entries in defined.values():
+            entries.sort(key=lambda e: (e[0], e[1].bind == "LOCAL"))
+        return cls(obj, {s.index: s for s in obj.symbols}, {i[0]: n for n, i in obj.sections.items()}, defined,
+                   {n: sorted(e) for n, e in obj.relocations.items()})
+
+    def at(self, section: int, address: int) -> _Symbol | None:
+        """The function or object of `section` that covers `address`."""
+        best = None
+        for start, symbol in self.defined.get(section, []):
+            if start <= address < start + max(symbol.size, 1):
+                if best is None or (best.bind == "LOCAL" and symbol.bind != "LOCAL"):
+                    best = symbol
+        return best
+
+    def target(self, kind: str, index: int, addend: int) -> _Symbol | None:
+        """What one relocation refers to: its symbol, or the function or object of a section symbol."""
+        symbol = self.by_index.get(index)
+        if symbol is None or symbol.type != "SECTION":
+            return symbol
+        if not symbol.section.isdigit():
+            return None
+        pc = 4 if ("PC" in kind or "PLT" in kind or "GOTPCREL" in kind) else 0
+        return self.at(int(symbol.section), symbol.value + addend + pc)
+
+    def body(self, function: _Symbol) -> list[tuple[int, str, list[tuple[int, str, int, int]]]]:
+        """`function`'s instructions, each with the relocations that apply inside it."""
+        if not function.section.isdigit():
+            return []
+        section = int(function.section)
+        name = self.obj.sections.get(section, ("",))[0]
+        insns = self.obj.functions.get((name, function.value), ("", []))[1]
+        relocations = self.relocations.get(section, [])
+        offsets = [r[0] for r in relocations]
+        out = []
+        for n, (address, insn) in enumerate(insns):
+            end = insns[n + 1][0] if n + 1 < len(insns) else address + 16
+            low, high = bisect.bisect_left(offsets, address), bisect.bisect_left(offsets, end)
+            out.append((address, insn, relocations[low:high]))
+        return out
+
+
+_BRANCH = re.compile(r"^(?:(?:bnd|notrack)\s+)*(call|jmp|j[a-z]+)[a-z]*\s+(\*?)(\S*)")
+_WRITES_REG = re.compile(r"^(?:mov|lea)[a-z]*\s+(.*),%(\w+)$")
+_CALLEE_SAVED = ("rbx", "rbp", "r12", "r13", "r14", "r15")  # kept across a call (System V x86-64)
+_REG64 = {"edi": "rdi", "esi": "rsi", "edx": "rdx", "ecx": "rcx", "eax": "rax", "ebx": "rbx", "ebp": "rbp"}
+
+
+def _is_initialiser_part(symbol: _Symbol) -> bool:
+    """Whether a function is the compiler's own initialisation code (or a `.cold` part of it)."""
+    base = re.sub(r"\.(?:cold|part|constprop|isra)(?:\.\d+)?$", "", symbol.name)
+    return _matches(base, INITIALISER_PARTS) or _matches(symbol.demangled.split("(")[0], INITIALISER_PARTS)
+
+
+def _library(symbol: _Symbol) -> bool:
+    """Whether `symbol` is the C++ runtime's, the standard library's (less the families that
+    reach outside the process) or the kit's."""
+    entity = _entity(symbol.demangled or symbol.name)
+    if _matches(symbol.name, INITIALISER_RUNTIME):
+        return True
+    if any(_matches(entity, patterns) for _, patterns in STD_FORBIDDEN):
+        return False
+    return _matches(entity, INITIALISER_LIBRARY) or _matches(_qualified(entity), INITIALISER_LIBRARY)
+
+
+def _register_source(code: _Code, body: list, n: int, register: str) -> tuple[_Symbol | None, bool]:
+    """What instruction `n` of `body` finds in `register` (an argument): the symbol last
+    loaded into it since the previous call, following register-to-register moves; and
+    whether the load was found at all."""
+    wanted = register
+    for address, insn, relocations in reversed(body[:n]):
+        if insn.startswith("call") and wanted not in _CALLEE_SAVED:
+            break
+        match = _WRITES_REG.match(insn.split("#")[0].strip())
+        if not match or _REG64.get(match.group(2), match.group(2)) != wanted:
+            continue
+        moved = re.fullmatch(r"%(\w+)", match.group(1))
+        if moved:
+            wanted = _REG64.get(moved.group(1), moved.group(1))
+            continue
+        for _, kind, index, addend in relocations:
+            return code.target(kind, index, addend), True
+        return None, False
+    return None, False
+
+
+def _initialiser_findings(obj: _Object, source: _Source, entry: _Symbol,
+                          own: set[str] | frozenset[str] = frozenset()) -> list[rules.Finding]:
+    """What the compiler's dynamic initialisation `entry` does beyond what the toolchain
+    needs: calls to the file's own functions (a static object's constructor), to anything
+    but the runtime, memory, the standard library and the kit, calls through a pointer,
+    references to outside data, and destructors of the file's own handed to __cxa_atexit.
+    Functions of the standard library or the kit defined in the object (template
+    instantiations) are followed, and so are the destructors handed to __cxa_atexit."""
+    code = _Code.of(obj)
+    problems: dict[str, tuple[str, _Symbol | None, _Symbol | None]] = {}  # key -> (message, object, named)
+    outside: dict[str, _Symbol] = {}  # what it calls or refers to outside the file, in order
+    todo, seen = [entry], set()
+
+    def flag(key: str, message: str, what: _Symbol | None, named: _Symbol | None) -> None:
+        problems.setdefault(key, (message, what, named))
+
+    while todo:
+        function = todo.pop()
+        if function.index in seen:
+            continue
+        seen.add(function.index)
+        body = code.body(function)
+        end = function.value + max(function.size, 1)
+        for n, (address, insn, relocations) in enumerate(body):
+            insn = insn.split("#")[0].strip()  # objdump's comment: `# 1f <f+0x1f>`
+            branch = _BRANCH.match(insn)
+            if branch and branch.group(2) and not relocations:
+                flag(f"indirect:{function.name}", "calls a function through a pointer", None, None)
+                continue
+            targets = [code.target(kind, index, addend) for _, kind, index, addend in relocations]
+            if branch and not relocations:
+                local = re.match(r"^([0-9a-f]+)", branch.group(3))
+                if local and not function.value <= int(local.group(1), 16) < end:
+                    targets = [code.at(int(function.section), int(local.group(1), 16))]
+            for target in targets:
+                if target is None or target.index == function.index:
+                    continue  # a string, a constant, a jump within the function
+                shown = _short(target.demangled or target.name)
+                if branch and target.name in AT_EXIT:
+                    destructor, found = _register_source(code, body, n, "rdi")
+                    owner, _ = _register_source(code, body, n, "rsi")
+                    owner = owner if owner is not None and owner.type in ("OBJECT", "TLS") else None
+                    if destructor is None or destructor.type not in ("FUNC", "NOTYPE", *IFUNC_TYPES):
+                        flag(f"atexit:{address}", f"hands a function that the check cannot name to {target.name}, "
+                             "to run at exit", owner, None)
+                    elif not (_library(destructor) or _is_initialiser_part(destructor)):
+                        flag(f"atexit:{destructor.name}", f"hands `{_short(destructor.demangled or destructor.name)}` "
+                             f"to {target.name}, to run at exit", owner, destructor)
+                    elif destructor.defined:
+                        todo.append(destructor)
+                    continue
+                if target.defined and target.type in ("OBJECT", "TLS", "NOTYPE") and not branch:
+                    continue  # the file's own objects: constructing them is what an initialiser does
+                if target.defined and (_is_initialiser_part(target) or _library(target)):
+                    if branch and target.type in ("FUNC", *IFUNC_TYPES):
+                        todo.append(target)
+                    continue
+                mine = target.defined or target.name in own  # the student's other files count as this one
+                if mine and not branch:
+                    continue  # a function's address taken (the kit's LAB_REGISTER_VARIANT), not called
+                if mine:
+                    this, _ = _register_source(code, body, n, "rdi")
+                    this = this if this is not None and this.type in ("OBJECT", "TLS") else None
+                    flag(f"call:{target.name}", f"calls `{shown}`", this, target)
+                elif not _library(target) and target.name not in outside:
+                    outside[target.name] = target
+    if outside:
+        named = list(outside.values())
+        lines = [_symbol_line(source, n) for n in named]
+        first = min(range(len(named)), key=lambda i: (lines[i] is None, lines[i] or 0))
+        listing = _listing([_short(named[first].demangled or named[first].name)]
+                           + [_short(n.demangled or n.name) for n in named if n is not named[first]])
+        problems["outside"] = (f"uses {listing}", None, named[first])  # calls, or refers to
+    findings = []
+    for message, what, named in problems.values():
+        line = None
+        if what is not None:
+            line = _symbol_line(source, what)
+            shown = _short(_entity(what.demangled or what.name))
+            message = f"the initialisation of the static object `{shown}` {message}"
+        else:
+            message = f"a static object's initialisation {message}"
+        if line is None and named is not None:
+            line = _symbol_line(source, named)
+        findings.append(_finding(source, "constructor", line,
+                                 f"{message}: code of your file runs at load time, before the tests start (construct "
+                                 "the object inside the lab's functions, or make it constexpr)",
+                                 named.name if named is not None else entry.name))
     return findings
 
 
@@ -1694,7 +2003,7 @@ def _check_files(session: _Session, files: list[Path], work_dir: Path, object_fi
         ctx = _ObjectContext(source, lab.name, kit_functions, set(lab.functions), own_defined,
                              _header_identifiers(kit_headers), tuple(lab.allowed_symbols),
                              tuple(lab.forbidden_symbols), {index: info[4] for index, info in obj.sections.items()})
-        findings += (_symbol_findings(obj, ctx) + _constructor_findings(obj, source)
+        findings += (_symbol_findings(obj, ctx) + _constructor_findings(obj, source, own_defined)
                      + _registration_findings(obj, source) + _syscall_findings(obj, source, obj.demangled))
     _lines_from_includes(findings)
 

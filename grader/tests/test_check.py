@@ -38,8 +38,15 @@ ALL_SOLUTIONS = os.environ.get("LABKIT_CHECK_SOLUTIONS", "") not in ("", "0")
 # array (electrostatics), __device__ helpers whose host bodies call exit(1) (sort's merge).
 SAMPLE_SOLUTIONS = {"electrostatics": None, "sort": ["merge.cu", "sort_variants.cuh"]}
 
+# Recorded readelf/objdump output of two files (their sources beside them, which the
+# compiling tests check too): a clean file's C++ dynamic initialisation, and code run at
+# load time by every route (grader/tests/fixtures/loadtime/README.md).
+LOAD_TIME = KIT / "grader" / "tests" / "fixtures" / "loadtime"
+
 # name -> (lab, code). {outside} is a header outside the kit, written by the tests.
 SNIPPETS: dict[str, tuple[str, str]] = {
+    "load_time_routes": ("vectorAdd", (LOAD_TIME / "loadtime.cu").read_text()),
+    "load_time_clean": ("vectorAdd", (LOAD_TIME / "clean.cu").read_text()),
     # {macro_dir}/{macro_file}: a reference solution (another lab's header in a kit without solutions/).
     "includes": ("reduction", """\
         #include "lab/cuda_check.h"
@@ -490,7 +497,29 @@ class Routes(unittest.TestCase):
         self.check("constructor_and_destructor", "constructor", 3, text="runs at unload time: late()")
 
     def test_constructor_named_like_the_compilers_own(self):
-        self.check("forged_constructor", "defines", 3, text="_GLOBAL__sub_I_")
+        # Named like the compiler's, its body is read like the compiler's: it calls puts.
+        self.check("forged_constructor", "defines", 3, text="_GLOBAL__sub_I_", only={"defines", "constructor"})
+        self.check("forged_constructor", "constructor", 3, text="initialisation uses `puts`",
+                   only={"defines", "constructor"})
+
+    def test_code_run_at_load_time_by_every_route(self):
+        only = {"constructor", "symbol", "defines"}
+        expected = [(11, "hands `Spy::~Spy()` to __cxa_atexit"),
+                    (8, "initialisation uses `fopen`"),
+                    (12, "calls `compute()`"), (16, "static object `heavy` calls `Heavy::Heavy()`"),
+                    (18, "thread_local object `tobj` has a constructor"),
+                    (21, "`chosen` is an IFUNC (its resolver `resolve`)"),
+                    (22, "early(), from an entry of .preinit_array"), (25, "from an entry of .ctors")]
+        for line, text in expected:
+            findings = self.check("load_time_routes", "constructor", line, only=only, text=text)
+        self.assertEqual(len([f for f in findings if f.rule == "constructor"]), 8, [f.message for f in findings])
+
+    def test_the_compilers_own_initialisation_of_a_clean_file_passes(self):
+        # <iostream>'s std::ios_base::Init, a std::vector and a std::string object, a constexpr
+        # table, __constant__ data, a trivial thread_local and LAB_REGISTER_VARIANT.
+        run = _Jobs.get("snippet:load_time_clean")
+        self.assertTrue(run.result.ok, run.result.message)
+        self.assertEqual([f.message for f in run.result.findings], [])
 
     def test_registering_device_code_the_file_did_not_compile(self):
         self.check("foreign_device_code", "symbol", 12, text="calls __cudaRegisterFunction in vector_add(")
@@ -792,6 +821,80 @@ class Parsing(unittest.TestCase):
         self.assertEqual(shown, "labs/vectorAdd/vectorAdd.cu")
         self.assertEqual(check._shown_name(KIT, lab, KIT / "solutions/vectorAdd/vectorAdd.cu", Path("/tmp/y")),
                          "solutions/vectorAdd/vectorAdd.cu")
+
+
+class LoadTime(unittest.TestCase):
+    """Load-time code found in recorded readelf/objdump output (no compiler needed)."""
+
+    @staticmethod
+    def findings(name: str, elf_edit=None, disassembly_edit=None) -> list:
+        """The constructor findings of fixture `name`, its recorded text edited first if asked."""
+        names = json.loads((LOAD_TIME / f"{name}.names.json").read_text())
+        elf = (LOAD_TIME / f"{name}.readelf.txt").read_text()
+        disassembly = (LOAD_TIME / f"{name}.objdump.txt").read_text()
+        obj = check.object_from_text(elf_edit(elf) if elf_edit else elf,
+                                     disassembly_edit(disassembly) if disassembly_edit else disassembly,
+                                     lambda wanted: {n: names[n] for n in wanted if n in names})
+        source = check._Source("labs/vectorAdd/vectorAdd.cu", LOAD_TIME / f"{name}.cu", LOAD_TIME / f"{name}.cu")
+        return check._constructor_findings(obj, source)
+
+    def test_clean_file(self):
+        self.assertEqual([f.message for f in self.findings("clean")], [])
+
+    def test_every_route(self):
+        found = {(f.line, f.pattern) for f in self.findings("loadtime")}
+        self.assertEqual(found, {(11, "_ZN3SpyD1Ev"), (12, "_Z7computev"), (16, "_ZN5HeavyC1Ev"), (8, "fopen"),
+                                 (25, ".ctors"), (22, ".preinit_array"), (21, "chosen"), (18, "_ZTH4tobj")})
+        self.assertTrue(all(f.rule == "constructor" and f.kind == "forbidden" for f in self.findings("loadtime")))
+
+    def test_parsed_symbol_types(self):
+        names = json.loads((LOAD_TIME / "loadtime.names.json").read_text())
+        obj = check.object_from_text((LOAD_TIME / "loadtime.readelf.txt").read_text(), "", lambda n: names)
+        by_name = {s.name: s for s in obj.symbols}
+        self.assertEqual(by_name["chosen"].type, "IFUNC")
+        self.assertEqual(by_name["tobj"].type, "TLS")
+        self.assertEqual(by_name["_ZTH4tobj"].demangled, "TLS init function for tobj")
+        kinds = {obj.sections[i][0]: obj.sections[i][1] for i in obj.sections}
+        self.assertEqual(kinds[".preinit_array"], "PREINIT_ARRAY")
+
+    def test_the_clean_files_initialiser_calling_the_files_own_function(self):
+        # The recorded call of std::ios_base::Init::Init() (symbol 69 = 0x45) turned into a call
+        # of the file's own vector_add_again (symbol 62 = 0x3e): a finding, where the clean file has none.
+        recorded = "0000004500000004 R_X86_64_PLT32         0000000000000000 _ZNSt8ios_base4InitC1Ev"
+        edited = "0000003e00000004 R_X86_64_PLT32         0000000000000380 _Z16vector_add_againPKfS0_Pfi"
+        edit = lambda text: text.replace(recorded, edited, 1)
+        findings = self.findings("clean", elf_edit=edit)
+        self.assertEqual(len(findings), 1, [f.message for f in findings])
+        self.assertIn("calls `vector_add_again(float const*, float const*, float*, int)`", findings[0].message)
+        self.assertEqual(findings[0].line, 21)
+
+    def test_a_destructor_that_cannot_be_named(self):
+        # __cxa_atexit handed a function whose load the check does not see (a register
+        # filled some other way): the handler is unknown, so it is a finding.
+        # Recorded: `c4: mov 0x0(%rip),%rdi` (std::ios_base::Init::~Init()), then `d5: call
+        # __cxa_atexit`, in the initialiser of .text.startup.
+        lines = (LOAD_TIME / "clean.objdump.txt").read_text().splitlines()
+        first = next(n for n, line in enumerate(lines) if line.endswith("_clean.cudafe1.cpp>:"))
+        load = next(n for n in range(first, len(lines)) if lines[n].startswith("  c4:\tmov    0x0(%rip),%rdi"))
+        lines[load] = "  c4:\tmov    %rax,%rdi"
+        edit = lambda text: "\n".join(lines) + "\n"
+        messages = [f.message for f in self.findings("clean", disassembly_edit=edit)]
+        self.assertEqual(len(messages), 1, messages)
+        self.assertIn("hands a function that the check cannot name to __cxa_atexit", messages[0])
+
+    def test_irelative_relocation(self):
+        # As a linked object carries it: a slot relocated by calling its resolver.
+        edit = lambda text: text.replace("0000000200000001 R_X86_64_64      ",
+                                         "0000000200000025 R_X86_64_IRELATIVE", 1)
+        messages = [f.message for f in self.findings("loadtime", elf_edit=edit)]
+        self.assertTrue(any("an R_X86_64_IRELATIVE relocation calls a resolver at load time" in m for m in messages),
+                        messages)
+
+    def test_the_compilers_constructor_in_preinit_array(self):
+        # An entry of .preinit_array is never the compiler's, even named like it.
+        edit = lambda text: text.replace(".text + 10", ".text.startup + 0", 1)
+        messages = [f.message for f in self.findings("loadtime", elf_edit=edit)]
+        self.assertTrue(any("from an entry of .preinit_array" in m for m in messages), messages)
 
 
 def tearDownModule() -> None:

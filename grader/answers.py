@@ -372,7 +372,7 @@ class AnswersResult:
 
 def grade(questions: tuple[Question, ...], answers_path: Path, shown_as: str, key: dict[str, dict[str, Any]],
           bench: dict[str, Any] | None, points_of: dict[str, float] | None = None,
-          feedback: str = VERDICT, lab: str = "") -> AnswersResult:
+          feedback: str = VERDICT, lab: str = "", key_exists: bool | None = None) -> AnswersResult:
     """Check every question; `bench` is the student's bench JSON of this run (None when it did
     not run). `feedback`: VERDICT keeps the grading run's figures out of what a wrong bench
     answer's row says, FIGURES shows them. `lab` names the bench a student runs."""
@@ -391,7 +391,8 @@ def grade(questions: tuple[Question, ...], answers_path: Path, shown_as: str, ke
             row.update(status=MANUAL if answer and not is_placeholder(answer) else UNANSWERED, why="")
         else:
             status, why, figure = _check(question, answer, key.get(question.id), bench, feedback, lab)
-            if status == UNCHECKED and question.check == "key" and not key:
+            no_key_here = not key if key_exists is None else not key_exists  # a broken key is not "no key"
+            if status == UNCHECKED and question.check == "key" and no_key_here:
                 status, why = AT_DEADLINE, AT_DEADLINE_WHY  # no key here at all, as on the Classroom runner
             if status in (OTHER_GPU, AT_DEADLINE):
                 result.pending += worth  # like a written answer: the instructor decides

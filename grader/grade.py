@@ -1106,7 +1106,7 @@ def grade_answers(options: Options, result: LabResult, lab: manifest.Lab | None)
         result.notes.append(f"the answer key could not be used ({exc}): numeric answers were not checked")
     feedback = options.config.grader.get("answer_feedback", answers.VERDICT)
     result.answers = answers.grade(lab.questions, path, shown, key, result.bench, settings.question_points,
-                                   feedback=feedback, lab=result.lab)
+                                   feedback=feedback, lab=result.lab, key_exists=key_path.is_file())
     if result.answers.note:
         result.notes.append(result.answers.note)
     if any(q["status"] == answers.UNCHECKED and q["check"] == "key" for q in result.answers.questions):

@@ -396,6 +396,17 @@ class GradeWithQuestionsTest(CliTestCase):
         self.assertEqual(code, 2)
         self.assertIn("are not a folder", err)
 
+    # A key file that cannot be read is the instructor's to fix: its answers are unchecked
+    # and the note says why, not "graded at the deadline" as where there is no key at all.
+    def test_broken_key_is_not_a_missing_key(self):
+        self.answer("## launches\nAnswer: 4\n")
+        (self.keys / "vectorAdd" / "answer_key.json").write_text("{ not json")
+        code, out, _ = self.main("--no-build", "vectorAdd")
+        self.assertEqual(code, 0, out)
+        self.assertEqual(self.report()["labs"][0]["answers"]["questions"][0]["status"], "unchecked")
+        self.assertIn("the answer key could not be used", out)
+        self.assertNotIn("at the deadline", out)
+
     # A submission's answers file is taken with its code; without one the lab is still graded.
     def test_submission_answers(self):
         submission = self.tmp / "student"

@@ -1688,7 +1688,7 @@ def _initialiser_findings(obj: _Object, source: _Source, entry: _Symbol,
                 if target.defined and target.type in ("OBJECT", "TLS", "NOTYPE") and not branch:
                     continue  # the file's own objects: constructing them is what an initialiser does
                 if target.defined and (_is_initialiser_part(target) or _library(target)):
-                    if branch and target.type in ("FUNC", *IFUNC_TYPES):
+                    if branch:  # followed, whatever its type: a name is no proof (a local asm label)
                         todo.append(target)
                     continue
                 mine = target.defined or target.name in own  # the student's other files count as this one

@@ -47,6 +47,15 @@ LOAD_TIME = KIT / "grader" / "tests" / "fixtures" / "loadtime"
 SNIPPETS: dict[str, tuple[str, str]] = {
     "load_time_routes": ("vectorAdd", (LOAD_TIME / "loadtime.cu").read_text()),
     "load_time_clean": ("vectorAdd", (LOAD_TIME / "clean.cu").read_text()),
+    # A function of the file named like the standard library's (an asm label), called to
+    # initialise a global: its name is no proof, its body is read.
+    "load_time_std_lookalike": ("vectorAdd", """\
+        #include <cstdio>
+        __attribute__((noinline)) static void pretend() asm("_ZNSt8ios_base4InitC2Ev");
+        static void pretend() { std::puts("runs at load time"); }
+        static int started = (pretend(), 0);
+        int started_once() { return started; }
+        """),
     # {macro_dir}/{macro_file}: a reference solution (another lab's header in a kit without solutions/).
     "includes": ("reduction", """\
         #include "lab/cuda_check.h"
@@ -513,6 +522,9 @@ class Routes(unittest.TestCase):
         for line, text in expected:
             findings = self.check("load_time_routes", "constructor", line, only=only, text=text)
         self.assertEqual(len([f for f in findings if f.rule == "constructor"]), 8, [f.message for f in findings])
+
+    def test_a_function_of_the_file_named_like_the_standard_librarys(self):
+        self.check("load_time_std_lookalike", "constructor", 3, text="initialisation uses `puts`")
 
     def test_the_compilers_own_initialisation_of_a_clean_file_passes(self):
         # <iostream>'s std::ios_base::Init, a std::vector and a std::string object, a constexpr

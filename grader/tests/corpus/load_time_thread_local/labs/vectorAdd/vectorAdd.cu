@@ -1,0 +1,25 @@
+// Corpus case "load_time_thread_local": a right vectorAdd, plus a thread_local object
+// whose constructor runs on each thread's first use of it, outside the lab's work.
+#include <cstdio>
+#include "lab/cuda_check.h"
+#include "vectorAdd.h"
+
+struct CallCounter {
+  CallCounter() { std::puts("a thread_local constructor runs"); }
+  int calls = 0;
+};
+thread_local CallCounter counter;
+
+__global__ void vector_add_kernel(const float* a, const float* b, float* c, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+void vector_add(const float* a, const float* b, float* c, int n) {
+  ++counter.calls;
+  if (n <= 0) return;
+  const int threads_per_block = 256;
+  const int blocks = (n + threads_per_block - 1) / threads_per_block;
+  vector_add_kernel<<<blocks, threads_per_block>>>(a, b, c, n);
+  LAB_CHECK_LAUNCH();
+}

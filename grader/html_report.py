@@ -23,7 +23,7 @@ from typing import Any
 
 from grader import status
 from grader.formats import _clip, _fmt, _note, _pts, _xml, compile_errors, step_figures
-from grader.report import STRETCH_NAME, Lab, Report, pending_lines, pending_points, read
+from grader.report import STRETCH_NAME, Lab, Report, deadline_points, pending_lines, pending_points, read
 
 MAX_FAILED_SHOWN = 50  # failed tests detailed per lab; a page holds more than a CI summary, the JSON has all
 MAX_NAME_CHARS = 34  # of a result's name in a chart's label column (the full name is its tooltip)
@@ -284,8 +284,10 @@ def _answers(lab: Lab) -> str:
                      f"{_esc(points)}{why}{answer}</li>")
     where = f"in <code>{_esc(lab.answers_file)}</code>" if lab.answers_file else ""
     written, other = pending_points([lab])
+    later = deadline_points([lab])
     pending = (f"; {written:g} points of written answers to be graded by hand" if written else "") + (
-        f"; {other:g} points of figures measured on another GPU left to your instructor" if other else "")
+        f"; {other:g} points of figures measured on another GPU left to your instructor" if other else "") + (
+        f"; {later:g} points checked against the instructor's key at the deadline" if later else "")
     return f"your answers {where}{_esc(pending)}<ul class=\"questions\">" + "".join(items) + "</ul>"
 
 

@@ -221,6 +221,19 @@ class StructureTest(PageTestCase):
         # A written answer reads as its paragraphs: the editor's line breaks flow together.
         answer = breakdown.all("div", "answer")[-1]  # the written one; numbers come first
         self.assertEqual([p.content() for p in answer.all("p")], [HOSTILE + " wrapped by the editor", "second paragraph"])
+        # Each kind of pending point is said in the lab's breakdown: written answers, figures
+        # from another GPU, answers checked against the key at the deadline.
+        lab["answers"]["pending"] = 6.0
+        lab["answers"]["questions"] += [
+            {"id": "gbps2", "title": "On a laptop", "kind": "number", "check": "bench", "status": "other_gpu",
+             "points": 0.0, "max": 1.0, "answer": "900 GB/s measured on Some GPU", "why": "not in the table"},
+            {"id": "launches", "title": "Launches", "kind": "number", "check": "key", "status": "at_deadline",
+             "points": 0.0, "max": 2.0, "answer": "4", "why": "checked at the deadline"}]
+        breakdown = self.sections(self.page(data))[0].all("table", "breakdown")[0]
+        for text in ("3 points of written answers to be graded by hand",
+                     "1 points of figures measured on another GPU left to your instructor",
+                     "2 points checked against the instructor's key at the deadline"):
+            self.assertIn(text, breakdown.content())
         # Without questions, no answers column.
         plain = self.page(load("pass")).all("table", "scores")[0]
         self.assertNotIn("answers", [th.content() for th in plain.all("th")])

@@ -33,7 +33,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build, commandline, gpu, proc
+from grader import build, commandline, formats, gpu, proc
 from grader.config import COURSE_LABS
 from grader.instructor.progress import BuildProgress
 
@@ -164,11 +164,17 @@ def present_labs(root: Path) -> list[str]:
 def render_workflow(template: str, labs: list[str]) -> str:
     """The Classroom workflow for `labs`: the reporter's runners, its <LAB>_RESULTS
     variables and the report command's --labs name exactly these labs."""
-    by_upper = {lab.upper(): lab for lab in COURSE_LABS}
-    lines = []
+    lines: list[str] = []
+    results_written = False
     for line in template.splitlines(keepends=True):
-        env = re.match(r"\s*([A-Z0-9]+)_RESULTS:", line)
-        if env and by_upper.get(env.group(1)) and by_upper[env.group(1)] not in labs:
+        env = re.match(r"(\s*)[A-Z0-9_]+_RESULTS:", line)
+        if env:
+            # The template's block of <LAB>_RESULTS lines becomes one line per exported lab,
+            # so that a lab the template does not know (a course's own) gets its line too.
+            if not results_written:
+                lines += [f'{env.group(1)}{name}: "${{{{ steps.grader.outputs.{name} }}}}"\n'
+                          for name in (formats.classroom_output_name(lab) for lab in labs)]
+                results_written = True
             continue
         line = re.sub(r"^(\s*runners:\s*)\S+", lambda m: m.group(1) + ",".join(labs), line)
         line = re.sub(r"(--labs\s+)\S+", lambda m: m.group(1) + ",".join(labs), line)

@@ -25,7 +25,7 @@ from typing import Any
 
 from grader import commandline, status
 from grader.config import COURSE_LABS
-from grader.report import AT_DEADLINE, Lab, Step, deadline_points, pending_points, read
+from grader.report import AT_DEADLINE, REPORT_SCHEMA, Lab, Step, deadline_points, pending_points, read
 
 EXIT_OK, EXIT_DEGRADED, EXIT_USAGE = 0, 1, 2
 MAX_MESSAGE_CHARS = 1500  # per test in Classroom and Gradescope: env variables and check runs have limits
@@ -719,13 +719,18 @@ def main(argv: list[str] | None = None) -> int:
 def load(path: Path) -> tuple[Any, str]:
     """The parsed report and '' , or None and what is wrong with the file."""
     try:
-        return json.loads(path.read_text(errors="replace")), ""
+        data = json.loads(path.read_text(errors="replace"))
     except FileNotFoundError:
         return None, f"no report at {path}: the grader did not write one (see the log of the grading step)"
     except OSError as exc:
         return None, f"cannot read the report {path}: {exc.strerror or exc}"
     except ValueError as exc:
         return None, f"the report {path} is not valid JSON ({exc}): the grader was probably cut off"
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema != REPORT_SCHEMA:  # a bench JSON, a gtest JSON, another tool's file: nothing graded to report
+        return None, (f"{path} is not a grading report (its schema is {schema!r}, not {REPORT_SCHEMA!r}): "
+                      "give the report.json that `python3 -m grader` wrote")
+    return data, ""
 
 
 def _lab_name(name: str) -> str:

@@ -488,6 +488,21 @@ class ReportCommandTest(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertIn("not valid JSON", err)
 
+    # A JSON that is not a grading report (a bench's, another tool's) is said to be one, and
+    # treated as no report: never a Gradescope score of 0 with exit 0.
+    def test_another_schema(self):
+        other = self.tmp / "bench.json"
+        other.write_text(json.dumps({"schema": "labkit-bench", "version": 1, "workloads": []}))
+        results = self.tmp / "results.json"
+        code, _, err = self.main(str(other), "--gradescope", str(results))
+        self.assertEqual(code, 1)
+        self.assertIn("is not a grading report (its schema is 'labkit-bench', not 'labkit-report')", err)
+        for not_a_report in ("[1, 2]", '{"labs": []}'):
+            other.write_text(not_a_report)
+            code, _, err = self.main(str(other), "--markdown", "-")
+            self.assertEqual(code, 1, not_a_report)
+            self.assertIn("is not a grading report", err)
+
     def test_usage(self):
         code, _, err = self.main("--frobnicate")
         self.assertEqual(code, 2)

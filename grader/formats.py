@@ -297,7 +297,8 @@ def junit(data: Any) -> str:
                 failure.text = _xml(test.message + (f"\n\nreproduce: {test.reproduce}" if test.reproduce else ""))
             elif test.status == status.TEST_SKIPPED:
                 n["skipped"] += 1
-                ET.SubElement(case, "skipped", message=_xml(_first_line(test.message) or "skipped"))
+                skipped = ET.SubElement(case, "skipped", message=_xml(_first_line(test.message) or "skipped"))
+                skipped.text = _xml(test.message) or None  # the whole reason, e.g. "No CUDA GPU: ..."
         if lab.status not in status.TESTS_RAN:
             # The lab stopped before (or while) its tests ran: one testcase says why.
             case = ET.SubElement(suite, "testcase", classname=lab.name, name=lab.status.name.lower())
@@ -323,8 +324,11 @@ def junit(data: Any) -> str:
             suite.set(key, str(value))
             counts[key] += value
         suite.set("time", f"{time_total:.3f}")
+    # <testsuites> takes no "skipped" count in the JUnit schema that CI servers validate
+    # against (Jenkins xunit's junit-10.xsd): the suites carry theirs.
     for key, value in counts.items():
-        suites.set(key, str(value))
+        if key != "skipped":
+            suites.set(key, str(value))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 

@@ -2048,7 +2048,7 @@ def _unique(findings: list[rules.Finding]) -> list[rules.Finding]:
 # ---------------------------------------------------------------------------------------
 # Command line
 
-EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class _UsageError(Exception):
@@ -2096,31 +2096,48 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, object] = {"schema": "labkit-check", "version": 1, "root": str(root),
                                  "submission": str(source) if args.submission else None, "labs": {}}
     status = EXIT_CLEAN
+    interrupted = False
     with tempfile.TemporaryDirectory(prefix="labkit-check-") as tmp:
-        for lab in labs:
-            if not args.quiet:
-                print(f"[{lab.name}] checking ...", flush=True)
-            result = _check_one(root, source, lab, Path(tmp), args)
-            for finding in result.findings:
-                print(finding.message)
-            if not result.ok:
-                print(f"{lab.name}: NOT CHECKED: {result.message}")
-                status = EXIT_FOUND
-            elif result.findings:
-                print(f"{lab.name}: {len(result.findings)} finding(s)")
-                status = EXIT_FOUND
-            else:
-                print(f"{lab.name}: clean")
-            report["labs"][lab.name] = result.as_dict()  # type: ignore[index]
-            if result.ok is False and result.message.startswith("nvcc not found"):
-                print(f"grader check: error: {result.message}", file=sys.stderr)
-                return EXIT_USAGE
+        try:
+            status = _check_labs(root, source, labs, Path(tmp), args, report)
+        except KeyboardInterrupt:  # Ctrl-C: what was checked so far, and no traceback
+            interrupted = True
+            print(f"\ngrader check: interrupted: {len(report['labs'])} of {len(labs)} labs checked",  # type: ignore[arg-type]
+                  file=sys.stderr)
+            report["interrupted"] = True
+    if status == EXIT_USAGE:
+        return status
     if args.json:
         try:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             print(f"grader check: error: cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
+    return EXIT_INTERRUPTED if interrupted else status
+
+
+def _check_labs(root: Path, source: Path, labs: list[manifest.Lab], tmp: Path, args: argparse.Namespace,
+                report: dict[str, object]) -> int:
+    """Checks each lab in turn, printing its findings and filling report["labs"]; the exit status."""
+    status = EXIT_CLEAN
+    for lab in labs:
+        if not args.quiet:
+            print(f"[{lab.name}] checking ...", flush=True)
+        result = _check_one(root, source, lab, tmp, args)
+        for finding in result.findings:
+            print(finding.message)
+        if not result.ok:
+            print(f"{lab.name}: NOT CHECKED: {result.message}")
+            status = EXIT_FOUND
+        elif result.findings:
+            print(f"{lab.name}: {len(result.findings)} finding(s)")
+            status = EXIT_FOUND
+        else:
+            print(f"{lab.name}: clean")
+        report["labs"][lab.name] = result.as_dict()  # type: ignore[index]
+        if result.ok is False and result.message.startswith("nvcc not found"):
+            print(f"grader check: error: {result.message}", file=sys.stderr)
             return EXIT_USAGE
     return status
 

@@ -725,6 +725,25 @@ class CommandLine(unittest.TestCase):
         self.assertIn("nvcc not found", err)
         self.assertNotIn("Traceback", err)
 
+    # Ctrl-C: a line saying how far it got, the JSON of the labs checked, exit 130, no traceback.
+    def test_interrupt(self):
+        seen = []
+
+        def second_interrupts(root, source, lab, tmp, args):
+            seen.append(lab.name)
+            if len(seen) == 2:
+                raise KeyboardInterrupt
+            return check.CheckResult()  # clean: no compiler needed for this test
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch("grader.check._check_one", side_effect=second_interrupts):
+            code, out, err = self.main("--root", str(KIT), "--json", str(Path(tmp) / "c.json"), "vectorAdd", "reduction")
+            self.assertEqual(code, 130, out + err)
+            self.assertIn("interrupted: 1 of 2 labs checked", err)
+            self.assertNotIn("Traceback", out + err)
+            saved = json.loads((Path(tmp) / "c.json").read_text())
+            self.assertEqual((list(saved["labs"]), saved["interrupted"]), (["vectorAdd"], True))
+
     def test_help(self):
         code, out, _ = self.main("--help")
         self.assertEqual(code, 0)

@@ -3,8 +3,11 @@ find a problem late, or say nothing for minutes."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import os
+import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -25,6 +28,27 @@ class PythonVersionTest(unittest.TestCase):
         self.assertEqual(len(message.splitlines()), 1)
         self.assertEqual(main_module.too_old((3, 11, 0)), "")
         self.assertEqual(main_module.too_old((3, 13, 1)), "")
+
+    # Run as an old Python would: that line on stderr and the usage status 2.
+    def test_old_python_exit_status(self):
+        pretend = ("import runpy, sys; sys.version_info = (3, 9, 2, 'final', 0); "
+                   "runpy.run_module('grader', run_name='__main__', alter_sys=True)")
+        done = subprocess.run([sys.executable, "-c", pretend], capture_output=True, text=True, timeout=60,
+                              cwd=Path(__file__).resolve().parents[2])
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("needs Python 3.11 or newer; this is Python 3.9.2", done.stderr)
+        self.assertNotIn("Traceback", done.stderr)
+
+    # Python 2.7 and 3.4-3.6 must be able to read the entry point to print that line: no
+    # f-strings, no `from __future__ import annotations`, nothing newer than 3.4's grammar.
+    def test_entry_point_reads_on_old_pythons(self):
+        source = (Path(__file__).resolve().parents[1] / "__main__.py").read_text()
+        ast.parse(source, feature_version=(3, 4))
+        self.assertNotIn("__future__", source)
+        self.assertNotRegex(source, r"\bf[\"']")
+        init = (Path(__file__).resolve().parents[1] / "__init__.py").read_text()
+        ast.parse(init, feature_version=(3, 4))
+        self.assertNotIn("__future__", init)
 
 
 class ConfigEncodingTest(unittest.TestCase):

@@ -64,7 +64,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import manifest, proc, rules
+from grader import config, manifest, proc, rules
 
 RULES = ("include", "symbol", "defines", "cub", "constructor", "syscall")
 # Each compiler step may take this long; a template bomb that stays under the memory
@@ -2075,6 +2075,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="check a student's repository DIR: its editable files are copied into a clean "
                              "temporary folder and compiled against the kit's headers (default: the kit's own files)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the findings as JSON to FILE")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="the course's grading config (default: <root>/grader.toml if present): a lab's "
+                             "`allow` list lifts those rules' findings, as in grading")
     parser.add_argument("--nvcc", metavar="PATH",
                         help="the nvcc to use (default: PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
@@ -2088,9 +2091,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
         root, source, labs = _resolve(args)
+        settings = _course_config(root, args.config)
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
-    except (_UsageError, manifest.ManifestError) as exc:
+    except (_UsageError, manifest.ManifestError, config.ConfigError) as exc:
         print(f"grader check: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     report: dict[str, object] = {"schema": "labkit-check", "version": 1, "root": str(root),
@@ -2099,7 +2103,7 @@ def main(argv: list[str] | None = None) -> int:
     interrupted = False
     with tempfile.TemporaryDirectory(prefix="labkit-check-") as tmp:
         try:
-            status = _check_labs(root, source, labs, Path(tmp), args, report)
+            status = _check_labs(root, source, labs, Path(tmp), args, report, settings)
         except KeyboardInterrupt:  # Ctrl-C: what was checked so far, and no traceback
             interrupted = True
             print(f"\ngrader check: interrupted: {len(report['labs'])} of {len(labs)} labs checked",  # type: ignore[arg-type]
@@ -2117,14 +2121,29 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_INTERRUPTED if interrupted else status
 
 
+def _course_config(root: Path, given: Path | None) -> config.Config:
+    """The course's grader.toml (`given`, else the kit's when it has one), as grading reads it;
+    config.ConfigError for a file that cannot be used."""
+    path = given or root / "grader.toml"
+    if given is None and not path.is_file():
+        return config.load(None, config.kit_labs(root))
+    return config.load(path, config.kit_labs(root))
+
+
 def _check_labs(root: Path, source: Path, labs: list[manifest.Lab], tmp: Path, args: argparse.Namespace,
-                report: dict[str, object]) -> int:
-    """Checks each lab in turn, printing its findings and filling report["labs"]; the exit status."""
+                report: dict[str, object], settings: config.Config) -> int:
+    """Checks each lab in turn, printing its findings and filling report["labs"]; the exit status.
+    A finding of a rule the course's config allows for the lab is left out, and said once."""
     status = EXIT_CLEAN
     for lab in labs:
         if not args.quiet:
             print(f"[{lab.name}] checking ...", flush=True)
         result = _check_one(root, source, lab, tmp, args)
+        allowed = set(settings.lab(lab.name).allow)
+        lifted = sorted({f.rule for f in result.findings if f.rule in allowed})
+        if lifted:
+            result.findings = [f for f in result.findings if f.rule not in allowed]
+            print(f"{lab.name}: note: the course's config allows {', '.join(lifted)}: those findings are left out")
         for finding in result.findings:
             print(finding.message)
         if not result.ok:

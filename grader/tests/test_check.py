@@ -24,7 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from unittest import mock
 
-from grader import check, cli, manifest, proc
+from grader import check, cli, manifest, proc, rules
 
 KIT = Path(__file__).resolve().parents[2]
 NVCC = check.find_nvcc()
@@ -743,6 +743,30 @@ class CommandLine(unittest.TestCase):
             self.assertNotIn("Traceback", out + err)
             saved = json.loads((Path(tmp) / "c.json").read_text())
             self.assertEqual((list(saved["labs"]), saved["interrupted"]), (["vectorAdd"], True))
+
+    # The course's grader.toml counts as in grading: a lab's `allow` lifts that rule's
+    # findings (said once); a broken file is a usage error naming it, before any check.
+    def test_course_config(self):
+        found = rules.Finding("forbidden", "exit", "labs/vectorAdd/vectorAdd.cu", 14, "calls exit()", rule="exit")
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch("grader.check._check_one", side_effect=lambda *a: check.CheckResult(findings=[found])):
+            course = Path(tmp) / "course.toml"
+            code, out, _ = self.main("--root", str(KIT), "vectorAdd")
+            self.assertEqual(code, 1)
+            self.assertIn("calls exit()", out)
+            course.write_text('[labs.vectorAdd]\nallow = ["exit"]\n')
+            code, out, _ = self.main("--root", str(KIT), "--config", str(course), "vectorAdd", "reduction")
+            self.assertEqual(code, 1, out)  # reduction's finding stays: the allow is vectorAdd's
+            self.assertIn("vectorAdd: note: the course's config allows exit", out)
+            self.assertIn("vectorAdd: clean", out)
+            self.assertIn("reduction: 1 finding(s)", out)
+            code, out, _ = self.main("--root", str(KIT), "--config", str(course), "vectorAdd")
+            self.assertEqual(code, 0, out)
+            course.write_text("[labs.vectorAdd\nallow = 3\n")
+            code, out, err = self.main("--root", str(KIT), "--config", str(course), "vectorAdd")
+            self.assertEqual(code, 2)
+            self.assertIn(f"{course}: invalid TOML", err)
+            self.assertEqual(out, "")
 
     def test_help(self):
         code, out, _ = self.main("--help")

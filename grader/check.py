@@ -2091,7 +2091,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
         root, source, labs = _resolve(args)
-        settings = _course_config(root, args.config)
+        settings = config.load_course(root, args.config)
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     except (_UsageError, manifest.ManifestError, config.ConfigError) as exc:
@@ -2119,15 +2119,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"grader check: error: cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
     return EXIT_INTERRUPTED if interrupted else status
-
-
-def _course_config(root: Path, given: Path | None) -> config.Config:
-    """The course's grader.toml (`given`, else the kit's when it has one), as grading reads it;
-    config.ConfigError for a file that cannot be used."""
-    path = given or root / "grader.toml"
-    if given is None and not path.is_file():
-        return config.load(None, config.kit_labs(root))
-    return config.load(path, config.kit_labs(root))
 
 
 def _check_labs(root: Path, source: Path, labs: list[manifest.Lab], tmp: Path, args: argparse.Namespace,

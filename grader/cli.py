@@ -341,11 +341,8 @@ def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
                              "LABKIT_PRISTINE to) the instructor's copy of the kit")
     elif args.pristine is not None:
         raise UsageError("--pristine is used with --submission (the student repository to grade)")
-    config_path = args.config or (root / "grader.toml")
-    if args.config is None and not config_path.is_file():
-        config_path = None
     kit_labs = config.kit_labs(root)
-    cfg = config.load(config_path, kit_labs)
+    cfg = config.load_course(root, args.config, kit_labs)
     if args.answer_feedback is not None:
         cfg.grader["answer_feedback"] = args.answer_feedback
 

@@ -231,6 +231,14 @@ class Config:
                 "defaults": self.defaults, "labs": self.labs}
 
 
+def load_course(root: Path, given: Path | None = None, labs: dict[str, manifest.Lab] | None = None) -> Config:
+    """The config of the course whose kit is at `root`: the file `given` (--config), else the
+    kit's grader.toml when it has one, else the defaults; with the kit's labs' manifests
+    (`labs`, read from `root` when not given)."""
+    path = given or root / "grader.toml"
+    return load(path if given is not None or path.is_file() else None, kit_labs(root) if labs is None else labs)
+
+
 def load(path: Path | None, labs: dict[str, manifest.Lab] | None = None) -> Config:
     """The defaults, overridden by the TOML file at `path` when one is given. `labs` are the
     manifests of the kit being graded (default: this grader's own kit)."""

@@ -79,8 +79,10 @@ class Device:
         return self.compute_cap.replace(".", "") if re.fullmatch(r"\d+\.\d+", self.compute_cap) else ""
 
     def label(self) -> str:
-        """How a report names it: "NVIDIA H100 80GB HBM3 (sm_90)"."""
-        return self.name + (f" (sm_{self.arch})" if self.arch else "")
+        """How a report names it: "NVIDIA H100 80GB HBM3 (sm_90)" (gpu_specs.device_label)."""
+        from grader.gpu_specs import device_label  # the one spelling, for reports and answers alike
+
+        return device_label(self.as_dict()) or self.name
 
     def as_dict(self) -> dict[str, object]:
         return {"index": self.index, "name": self.name, "compute_capability": self.compute_cap,

@@ -56,7 +56,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from grader import __version__, build, commandline, proc
+from grader import __version__, build, commandline, gpu, proc
 from grader.arch import DEFAULT_FALLBACK, fallback_architectures as kit_fallback, runs_on
 from grader.config import COURSE_LABS
 from grader.instructor import nvcc_shipping
@@ -106,19 +106,7 @@ def parse_architectures(text: str) -> list[str]:
 
 def gpu_architectures() -> list[str]:
     """The compute capabilities of this machine's GPUs (['90']), [] when it has none."""
-    try:
-        result = proc.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-                          timeout=TIMEOUTS["tool"])
-    except proc.LaunchError:
-        return []
-    if result.returncode != 0 or result.timed_out:
-        return []
-    found = []
-    for line in result.stdout.splitlines():
-        match = re.match(r"^\s*(\d+)\.(\d+)\s*$", line)
-        if match and match.group(1) + match.group(2) not in found:
-            found.append(match.group(1) + match.group(2))
-    return found
+    return list(dict.fromkeys(device.arch for device in gpu.devices() if device.arch))
 
 
 def fallback_architectures(root: Path) -> list[str]:

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from grader.gpu_specs import device_label
+
 # Statuses a skeleton must never get: it builds, runs and fails its tests cleanly.
 SKELETON_FORBIDDEN = ("BUILD_ERROR", "CRASH", "TIMEOUT", "ERROR", "NO_GPU", "MISSING")
 
@@ -30,11 +32,7 @@ def _labs(report: dict[str, Any], expected: list[str]) -> tuple[dict[str, dict[s
 
 def gpu_named(report: dict[str, Any]) -> str:
     """The GPU the report says graded it ('' when it names none)."""
-    found = report.get("gpu")
-    if isinstance(found, dict) and found.get("name"):
-        cap = str(found.get("compute_capability") or "")
-        return str(found["name"]) + (f" (sm_{cap.replace('.', '')})" if cap else "")
-    return ""
+    return device_label(report.get("gpu"))
 
 
 def check_solutions(report: dict[str, Any], expected: list[str]) -> tuple[bool, str]:

@@ -333,6 +333,9 @@ class CheckResult:
     message: str = ""
     commands: list[str] = field(default_factory=list)  # what was run, for reproduce lines
     exceeded: bool = False  # a file needs more than the check's limits to compile: grade as a build error
+    # The main file's registered variants and the kernels each launches (steps.Analysis.as_dict);
+    # None when the object could not be read that far
+    steps: dict[str, object] | None = None
 
     def as_dict(self) -> dict[str, object]:
         """The result as JSON data (the command's --json report)."""
@@ -1895,7 +1898,7 @@ def check_lab(kit: Path, lab: manifest.Lab, files: list[Path], *, work_dir: Path
     session = None
     try:
         session = _Session(kit, lab, toolchain(found), root, timeout)
-        _check_files(session, files, work_dir, object_file, result.findings)
+        _check_files(session, files, work_dir, object_file, result.findings, result)
     except _Exceeded as exc:
         result.ok, result.exceeded = False, True
         result.message = (f"{lab.name}: could not compile within the check's limits: {exc}. Simplify the code "
@@ -1970,8 +1973,9 @@ def _outside(policy: _IncludePolicy, deps: list[str]) -> list[str]:
 
 
 def _check_files(session: _Session, files: list[Path], work_dir: Path, object_file: Path | None,
-                 findings: list[rules.Finding]) -> None:
-    """Adds every finding in the student's files (copied into a clean folder first) to `findings`."""
+                 findings: list[rules.Finding], result: CheckResult | None = None) -> None:
+    """Adds every finding in the student's files (copied into a clean folder first) to
+    `findings`, and the main file's steps (grader/steps.py) to `result`."""
     lab, kit = session.lab, session.kit
     sources = _clean_sources(session, files, work_dir)
     compiled = [s for s in sources if s.clean.suffix in SOURCE_SUFFIXES]
@@ -1997,6 +2001,8 @@ def _check_files(session: _Session, files: list[Path], work_dir: Path, object_fi
                                  "your lab: the compiler's messages are not shown") from None
         kit_headers = [d for d in deps if _under(d, policy.common) or d == policy.lab_header]
         objects.append((source, _read_object(session, obj), kit_headers))
+        if result is not None and source is main:
+            result.steps = _read_steps(obj, objects[-1][1])
     own_defined = {s.name for _, obj, _ in objects for s in obj.symbols if s.defined and s.is_global}
     kit_functions = _header_functions(kit / "labs" / lab.name / f"{lab.name}.h")
     for source, obj, kit_headers in objects:
@@ -2006,6 +2012,16 @@ def _check_files(session: _Session, files: list[Path], work_dir: Path, object_fi
         findings += (_symbol_findings(obj, ctx) + _constructor_findings(obj, source, own_defined)
                      + _registration_findings(obj, source) + _syscall_findings(obj, source, obj.demangled))
     _lines_from_includes(findings)
+
+
+def _read_steps(path: Path, obj: _Object) -> dict[str, object]:
+    """The registered variants of the object at `path` and the kernels each launches (steps.py)."""
+    from grader import steps
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return {"ok": False, "message": f"cannot read {path.name}: {exc.strerror}", "variants": [], "near": []}
+    return steps.analyse(data, _Code.of(obj)).as_dict()
 
 
 def _lines_from_includes(findings: list[rules.Finding]) -> None:

@@ -112,6 +112,7 @@ class LabResult:
     notes: list[str] = field(default_factory=list)  # things to know that are not failures
     bench_runs: int = 0  # how often the bench ran (a noisy bench runs again)
     checked: bool = False  # the static checks ran (check.py); else the built-in patterns stand in
+    steps: dict[str, Any] | None = None  # the registered variants' kernels, read by the checks (steps.py)
     implementation: Path | None = None  # the library under test (between the two phases)
     answers: answers.AnswersResult = field(default_factory=answers.AnswersResult)
     variants: variants.VariantsResult = field(default_factory=variants.VariantsResult)  # the lecture's steps
@@ -934,6 +935,7 @@ def run_checks(options: Options, lab: str, result: LabResult, taken: overlay.Ove
     checked = check.check_lab(options.root, lab_manifest, files, work_dir=options.own_dir / "checks" / lab,
                               object_file=student.object if student is not None and student.ok else None)
     result.checked = checked.ok
+    result.steps = getattr(checked, "steps", None)
     if getattr(checked, "exceeded", False):  # the checks' compile hit a limit: a bomb, not a clean file
         _fail(result, status.BUILD_ERROR, f"static checks: {checked.message}",
               checked.commands[0] if checked.commands else "")
@@ -1085,7 +1087,10 @@ def grade_variants(result: LabResult, lab: manifest.Lab | None) -> None:
         return
     ran = bool(result.correctness.tests) and result.status is not status.ERROR
     result.variants = variants.grade(lab.required_variants, result.correctness.tests if ran else None, result.bench,
-                                     result.fix_checks)
+                                     result.fix_checks, result.steps)
+    # A step that is another step's work, or not the step's speed: flagged for the
+    # instructor in the lab's notes too, with both registrations.
+    result.notes += [f"lecture step {row['name']}: {row['why']}" for row in result.variants.rows if row.get("flag")]
 
 
 def grade_answers(options: Options, result: LabResult, lab: manifest.Lab | None) -> None:

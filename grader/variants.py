@@ -14,6 +14,11 @@ with "kind": "part" is graded the same way: a further interface function the stu
 writes from a stub (a new task of the lab, such as scan's sparse matrix-vector product),
 tested in a suite Part*Gpu.
 
+A step must also be work of its own (steps.py, distinct()): it launches a kernel whose code
+no earlier step launches, read from the compiled object; and, where the bench timed it, its
+time lies within a band of the reference's same step (BAND_FAST, BAND_SLOW). A step that
+fails either earns nothing, and the report names both registrations.
+
 The bench times the required variants beside the reference's variants of the same name
 (`ref:<name>`), so the report can show the student's own progression table: time,
 throughput, % of peak and speed against the lecture's version of the same step.
@@ -26,12 +31,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PASSED, FAILED, MISSING, NOT_TESTED = "passed", "failed", "not registered", "not tested"
+# A step whose tests passed but whose work is another step's (steps.py), or whose time is
+# not that of the lecture's version of the step: no point.
+REUSED, OFF_BAND = "same work as another step", "not this step's speed"
 STEP, FIX, PART = "step", "fix", "part"  # a lecture step the student writes; a given bug the
 # student fixes; a further graded part (an interface function of its own, as SpMV in scan)
 KINDS = (STEP, FIX, PART)
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
-# A step this much faster than the reference's version of it is noted in the report.
-MUCH_FASTER = 1.5
+# A step's time must fall within a band of the reference's version of the same step: at
+# most BAND_FAST times as fast, at least 1 / BAND_SLOW times (the speed is t_reference /
+# t_student). The reference against itself is 1.0 within a few percent; the lecture's steps
+# are about 1.5x or more apart where the band is what tells them apart (CONTRACT.md).
+BAND_FAST = 1.5
+BAND_SLOW = 3.0
 
 
 @dataclass(frozen=True)
@@ -108,13 +120,18 @@ def test_filter(variant: RequiredVariant) -> str:
 
 
 def grade(required: tuple[RequiredVariant, ...], tests: list[dict[str, Any]] | None,
-          bench: dict[str, Any] | None = None, checked: dict[str, Any] | None = None) -> VariantsResult:
+          bench: dict[str, Any] | None = None, checked: dict[str, Any] | None = None,
+          steps: dict[str, Any] | None = None) -> VariantsResult:
     """Points per required variant from the test rows of this run (None: the tests did not
     run), and its figures from the graded workload of the bench (when it ran). `checked`
     holds, per fix exercise with "sanitizer" tools, the sanitizer's run over its tests
-    (sanitize.SanitizerResult, or None when none could run): a finding fails the exercise."""
+    (sanitize.SanitizerResult, or None when none could run): a finding fails the exercise.
+    `steps` is what the static checks read of the registrations (steps.Analysis.as_dict;
+    None: not read): a step that does another step's work, or whose time is outside the
+    band of the reference's same step, earns nothing (distinct())."""
     result = VariantsResult(max=sum(v.points for v in required))
     timed = progression(bench, [v.name for v in required if v.kind == STEP])
+    verdicts = distinct([v.name for v in required if v.kind == STEP], steps)
     for variant in required:
         row: dict[str, Any] = {"name": variant.name, "title": variant.title, "max": variant.points, "points": 0.0,
                                "kind": variant.kind}
@@ -157,12 +174,8 @@ def grade(required: tuple[RequiredVariant, ...], tests: list[dict[str, Any]] | N
                 row.update(status=PASSED, why=f"{len(mine)} tests passed", points=variant.points)
             row["tests"] = len(mine)
         row.update(timed.get(variant.name, {}))
-        speed = row.get("speed_vs_reference")
-        if isinstance(speed, (int, float)) and speed >= MUCH_FASTER:
-            # No points change: the instructor reads it (a later step registered under an
-            # earlier step's name is the usual cause).
-            row["note"] = (f"{speed:.1f}× as fast as the reference's {variant.name}: is this the step the lecture "
-                           "describes, or a later one under its name?")
+        if variant.kind == STEP:
+            _judge_step(row, verdicts.get(variant.name, {}))
         result.points += row["points"]
         result.rows.append(row)
     result.points = round(result.points, 2)
@@ -192,3 +205,106 @@ def progression(bench: dict[str, Any] | None, names: list[str]) -> dict[str, dic
             figures["unit"] = workload.get("unit", "")
             out[name] = figures
     return out
+
+
+def _judge_step(row: dict[str, Any], verdict: dict[str, Any]) -> None:
+    """A passing step keeps its point only when it is distinct work (verdict) and its time,
+    when the bench took one, is within the band of the reference's same step."""
+    name = row["name"]
+    if verdict.get("kernels"):
+        row["kernels"] = verdict["kernels"]
+    if verdict.get("note"):
+        row["note"] = verdict["note"]
+    if row.get("status") != PASSED:
+        return
+    if verdict.get("unchecked"):
+        row["distinct"] = f"not checked ({verdict['unchecked']})"
+    if verdict.get("reuse"):
+        row.update(status=REUSED, points=0.0, flag="reuse", reuse_of=verdict["reuse_of"], why=verdict["reuse"])
+        return
+    speed = row.get("speed_vs_reference")
+    # speed_vs_reference is rounded to 3 decimals: the band's edges count as inside.
+    if isinstance(speed, (int, float)) and speed > 0 and not 1 / BAND_SLOW - 5e-4 <= speed <= BAND_FAST + 5e-4:
+        faster = speed > BAND_FAST
+        row.update(status=OFF_BAND, points=0.0, flag="band",
+                   why=(f"{speed:.2f}× the speed of the reference's {name} ({'faster' if faster else 'slower'} than "
+                        f"the band of {1 / BAND_SLOW:.2f}× to {BAND_FAST:g}× a step's time must fall in): is this "
+                        f"the step the lecture describes, or {'a later' if faster else 'an earlier'} one under its "
+                        "name? Write the step as the lecture does"))
+
+
+def distinct(names: list[str], steps: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Per lecture step (names in the manifest's order): whether it is work of its own.
+
+    A step registered for an interface function must launch, on every architecture of the
+    object, a kernel whose code no earlier step of that function launches: else it is a
+    reuse ("reuse": why, naming both registrations and their kernels; "reuse_of": the
+    earlier steps). A step with no record of LAB_REGISTER_VARIANT, or that launches no
+    kernel of the file the grader can find, is not distinct either. "unchecked" says why
+    nothing could be told (the static checks did not read the object); "note" names a
+    near copy of an earlier step's kernel, for the instructor; "kernels" lists what the
+    step launches."""
+    if not isinstance(steps, dict):
+        return {}
+    if not steps.get("ok"):
+        why = str(steps.get("message") or "the compiled object could not be read")
+        return {name: {"unchecked": why} for name in names}
+    rows = [r for r in steps.get("variants") or [] if isinstance(r, dict)]
+    out: dict[str, dict[str, Any]] = {}
+    order = {name: i for i, name in enumerate(names)}
+    for name in names:
+        mine = [r for r in rows if r.get("name") == name]
+        verdict: dict[str, Any] = {"kernels": sorted({k for r in mine for k in r.get("kernels") or []})}
+        out[name] = verdict
+        if not mine:
+            verdict["reuse"] = (f'no LAB_REGISTER_VARIANT(<function>, "{name}", ...) found in the compiled file: '
+                                "register the step with the macro, so that the grader can tell its kernels apart")
+            verdict["reuse_of"] = []
+            continue
+        for record in sorted(mine, key=lambda r: str(r.get("function"))):
+            earlier = sorted((r for r in rows if r.get("function") == record.get("function")
+                              and order.get(r.get("name"), len(names)) < order[name]),
+                             key=lambda r: order[r["name"]])
+            why = _reuse(record, earlier)
+            if why:
+                verdict["reuse"], verdict["reuse_of"] = why
+                break
+    for pair in steps.get("near") or []:
+        if not isinstance(pair, dict) or pair.get("variant") not in order or pair.get("other") not in order:
+            continue
+        later, first = sorted((pair["variant"], pair["other"]), key=order.get, reverse=True)
+        kernel, other = ((pair.get("kernel"), pair.get("other_kernel")) if later == pair["variant"]
+                         else (pair.get("other_kernel"), pair.get("kernel")))
+        out[later].setdefault("note", f"its kernel {kernel} is a near copy of {first}'s {other} "
+                                      f"({float(pair.get('similarity', 0)):.0%} of the instructions the same): "
+                                      "is it the step the lecture describes?")
+    return out
+
+
+def _reuse(record: dict[str, Any], earlier: list[dict[str, Any]]) -> tuple[str, list[str]] | None:
+    """(why, the earlier steps) when `record` launches no kernel code of its own beside the
+    `earlier` registrations of its function, on some architecture; None when it does."""
+    where = f"{record.get('function')}'s \"{record.get('name')}\" ({record.get('symbol')})"
+    kernels = ", ".join(record.get("kernels") or []) or "none"
+    work = record.get("work") or {}
+    if not work or not any(work.values()):
+        return (f"{where} launches no kernel of your file that the grader can find: launch the step's own "
+                "kernel from the function you register"), []
+    for arch, prints in sorted(work.items()):
+        mine = set(prints)
+        if not mine:
+            return (f"{where} launches no kernel of your file on {arch} that the grader can find: launch the step's "
+                    "own kernel from the function you register"), []
+        covering, before = [], set()
+        for e in earlier:  # the earliest steps that together do all of this one's work
+            theirs = set((e.get("work") or {}).get(arch) or [])
+            if (mine & theirs) - before:
+                covering.append(e)
+                before |= theirs
+        if mine <= before:
+            others = "; ".join(f"\"{e.get('name')}\" ({e.get('symbol')}: {', '.join(e.get('kernels') or [])})"
+                               for e in covering)
+            return (f"{where} launches {kernels}, the same kernel code as {others}: a step needs a kernel of its "
+                    "own (a copy under another name, or a template instance that changes nothing, is the same "
+                    "work)"), [str(e.get("name")) for e in covering]
+    return None

@@ -216,15 +216,33 @@ class GradeTest(unittest.TestCase):
         self.assertNotIn("ms", rows["warp.finish"])
         self.assertNotIn("note", rows["interleaved"])
 
-    def test_a_step_much_faster_than_the_lectures_is_noted_not_penalised(self):
-        bench = {"workloads": [{"graded": True, "unit": "GB/s", "results": [
-            {"name": "interleaved", "median_ms": 0.1}, {"name": "ref:interleaved", "median_ms": 0.3}]}]}
-        row = variants.grade(STEPS, [test_row("Registered/S.T/interleaved")], bench).rows[0]
-        self.assertEqual((row["points"], row["speed_vs_reference"]), (1.0, 3.0))
-        self.assertIn("3.0× as fast as the reference's interleaved", row["note"])
+    def test_a_step_outside_the_band_of_the_lectures_step_earns_nothing(self):
+        def row_at(ms: float, ref_ms: float = 0.3) -> dict:
+            bench = {"workloads": [{"graded": True, "unit": "GB/s", "results": [
+                {"name": "interleaved", "median_ms": ms}, {"name": "ref:interleaved", "median_ms": ref_ms}]}]}
+            return variants.grade(STEPS, [test_row("Registered/S.T/interleaved")], bench).rows[0]
+        fast = row_at(0.1)  # 3x as fast: a later step under the name
+        self.assertEqual((fast["points"], fast["status"], fast["speed_vs_reference"], fast["flag"]),
+                         (0.0, variants.OFF_BAND, 3.0, "band"))
+        self.assertIn("3.00× the speed of the reference's interleaved (faster than the band", fast["why"])
+        self.assertIn("a later one under its name", fast["why"])
+        slow = row_at(1.2)  # 4x as slow
+        self.assertEqual((slow["points"], slow["status"]), (0.0, variants.OFF_BAND))
+        self.assertIn("an earlier one", slow["why"])
+        # The band's edges, and the reference against itself, keep the point.
+        for ms in (0.3, 0.3 / variants.BAND_FAST, 0.3 * variants.BAND_SLOW, 0.29, 0.31):
+            with self.subTest(ms=ms):
+                self.assertEqual((row_at(ms)["points"], row_at(ms)["status"]), (1.0, variants.PASSED))
         parsed = report.read({"labs": [{"lab": "reduction", "status": "PASS", "variants": {
-            "points": 1, "max": 1, "rows": [row]}}]})
-        self.assertIn("note: 3.0× as fast", report.details(parsed))
+            "points": 0, "max": 1, "rows": [fast]}}]})
+        self.assertIn("interleaved (divergent tree): not this step's speed: 3.00×", report.details(parsed))
+
+    def test_a_failing_step_stays_failed_whatever_its_speed(self):
+        bench = {"workloads": [{"graded": True, "results": [
+            {"name": "interleaved", "median_ms": 0.1}, {"name": "ref:interleaved", "median_ms": 0.3}]}]}
+        row = variants.grade(STEPS, [test_row("Registered/S.T/interleaved", "failed")], bench).rows[0]
+        self.assertEqual(row["status"], variants.FAILED)
+        self.assertNotIn("flag", row)
 
 
 class ReportTest(unittest.TestCase):

@@ -11,6 +11,7 @@
 // "default" by the build (add_lab), and it is what the tests and the grader call.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,6 +89,17 @@ struct BenchQuestionsRegistrar {
   explicit BenchQuestionsRegistrar(std::vector<BenchQuestion> questions);
 };
 
+/// What LAB_REGISTER_VARIANT also leaves in the compiled object, in its own section
+/// ".labkit_variants": the interface function's name, the variant's name, then the
+/// variant's address. The grader reads it from the object (grader/steps.py) to tell which
+/// kernels each registered variant launches; nothing reads it at run time.
+template <std::size_t FunctionSize, std::size_t NameSize>
+struct VariantRecord {
+  char function[FunctionSize];
+  char name[NameSize];
+  AnyFunction fn;
+};
+
 /// Registers a variant at static-initialisation time.
 template <class Fn>
 struct VariantRegistrar {
@@ -103,9 +115,14 @@ struct VariantRegistrar {
 #define LAB_VARIANT_CONCAT_(a, b) a##b
 #define LAB_VARIANT_CONCAT(a, b) LAB_VARIANT_CONCAT_(a, b)
 
-/// Registers `impl` as version `name` of the interface function `function`.
-#define LAB_REGISTER_VARIANT(function, name, impl, description)                  \
-  static const ::lab::VariantRegistrar<decltype(function)> LAB_VARIANT_CONCAT(   \
+/// Registers `impl` as version `name` (a string literal) of the interface function
+/// `function`. The grader reads the record it leaves to tell which kernels each
+/// registered version launches: a lecture step needs a kernel of its own.
+#define LAB_REGISTER_VARIANT(function, name, impl, description)                                 \
+  [[maybe_unused]] __attribute__((used, section(".labkit_variants"))) static const             \
+      ::lab::VariantRecord<sizeof(#function), sizeof(name)> LAB_VARIANT_CONCAT(               \
+          lab_variant_record_, __LINE__){#function, name, reinterpret_cast<::lab::AnyFunction>(&impl)}; \
+  static const ::lab::VariantRegistrar<decltype(function)> LAB_VARIANT_CONCAT(                  \
       lab_variant_registrar_, __LINE__)(#function, name, &impl, description)
 
 /// The manifest's slow-variant patterns, e.g. LAB_SLOW_VARIANTS("odd_even*", ); (generated).

@@ -867,8 +867,8 @@ def _time_lab(options: Options, result: LabResult, stage: Callable[[str], None],
                                 "run was scored")
         else:
             result.notes.append("the judge's clock contradicted the clock stamps around your call in two runs: "
-                                "the performance points are withheld; if nothing of yours forges timings, ask "
-                                "for a regrade on an idle GPU")
+                                "the performance points are withheld; if nothing of yours forges timings or leaves "
+                                "work running on a stream of its own, ask for a regrade on an idle GPU")
     result.reproduce["bench"] = timed.command
     result.bench = timed.data
     if timed.status is not None:

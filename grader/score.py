@@ -164,7 +164,8 @@ def _distrust(workload: str, student: dict[str, Any] | None, max_pct_peak: float
     suspect, samples = student.get("boundary_suspect") or 0, student.get("samples") or 0
     if suspect > max(3, SUSPECT_FRACTION * samples):
         return "boundary", (f"in {suspect} of {samples} samples of {workload!r} the judge's own clock contradicts "
-                            "the clock stamps around your call (they claim less time than the GPU was busy): "
+                            "the clock stamps around your call (they claim less time than the GPU was busy: forged "
+                            "stamps, or work left running on a stream the default stream does not wait for): "
                             "flagged and not scored")
     if (student.get("host_suspect") or 0) > 0:
         return "host_suspect", (f"host time far above GPU time in {student['host_suspect']} samples of "

@@ -58,6 +58,7 @@
 
 #include "lab/cuda_check.h"
 #include "lab/judge/proxy.h"
+#include "lab/padding.h"
 #include "spin.h"
 #include "lab/remote.h"
 #include "lab/timing_lead.h"
@@ -766,6 +767,8 @@ void encode_pointer(wire::Arg& arg, const void* pointer, int index, const char* 
   arg.kind = wire::ArgKind::Device;
   arg.offset = reinterpret_cast<CUdeviceptr>(pointer) - base;
   arg.handle = handle;
+  // A bench's buffer with padding is named after this call, for the padding guard's message.
+  lab::detail::note_device_argument(reinterpret_cast<const void*>(base), index, function);
 }
 
 void forward(Role role, const wire::Request& request, wire::Reply& reply) {

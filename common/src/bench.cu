@@ -27,6 +27,7 @@
 #include "lab/bench_stats.h"
 #include "lab/buffer.h"
 #include "lab/cuda_check.h"
+#include "lab/padding.h"
 #include "lab/remote.h"
 #include "lab/sdk_timer.h"
 #include "lab/timing_lead.h"
@@ -354,11 +355,21 @@ struct NvtxRange {
   NvtxRange& operator=(const NvtxRange&) = delete;
 };
 
+// The guard of the buffers' padding (lab/padding.h); never destroyed, like the buffers'
+// memory at exit.
+PaddingGuard& padding_guard() {
+  static PaddingGuard* guard = new PaddingGuard();
+  return *guard;
+}
+
 bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& flush, Remote* remote, bool timed,
             double* event_ms, Rng* pick = nullptr, double* fenced_ms = nullptr,
             double* stamped_ms = nullptr, bool* contradicted = nullptr, double* judged_ms = nullptr) {
   if (contradicted != nullptr) *contradicted = false;
   if (stamped_ms != nullptr) *stamped_ms = -1.0;
+  // A checked call's buffers get new canaries in their padding (lab/padding.h), before
+  // the L2 flush: the flush evicts them, and nothing of the guard runs while timed.
+  const bool guarded = !r.c.unchecked;
   try {
     if (pick != nullptr && w.fresh) {
       w.fresh(pick->next());
@@ -366,6 +377,7 @@ bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& 
       w.restore();
     }
     if (w.prepare) w.prepare();
+    if (guarded) padding_guard().arm();
     if (timed) flush_l2(flush);
     if (remote != nullptr) remote->begin_sample();
     LAB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -397,6 +409,9 @@ bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& 
       LAB_CUDA_CHECK(cudaDeviceSynchronize());
     }
     const double host_ms = std::chrono::duration<double, std::milli>(Clock::now() - host0).count();
+    // The canaries' compare, enqueued first: behind the judge's hold, before a worker
+    // that answered early could put them back (hold_gpu); read after the output check.
+    if (guarded) padding_guard().launch_check();
     float ms = 0;
     LAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
     *event_ms = ms;
@@ -410,7 +425,9 @@ bool sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>& 
         problem = w.inputs_check();
         if (!problem.empty()) problem = "the inputs changed: " + problem;
       }
-      if (check || w.varies()) ++r.checks;
+      const std::string padding = padding_guard().result();
+      if (!padding.empty()) problem = problem.empty() ? padding : problem + "; " + padding;
+      if (check || w.varies() || padding_guard().armed()) ++r.checks;
       if (!problem.empty()) {
         ++r.check_failures;
         if (r.first_failure.empty()) r.first_failure = problem;

@@ -11,6 +11,7 @@
 #include "lab/bench.h"
 #include "lab/bench_helpers.h"
 #include "lab/event_timer.h"
+#include "lab/padding.h"
 #include "lab/testing.h"
 #include "lab/variants.h"
 
@@ -152,6 +153,67 @@ TEST_F(CommonGpu, FreshInputsAreWatchedAndSetZeroComesBack) {
 }
 
 // The device facts read back plausible peaks.
+// The bench's padding guard: canaries in the rounding of padded DeviceBuffers, checked
+// after a call; a write past the end (and only one) fails with where it wrote.
+TEST_F(CommonGpu, PaddingGuardFindsWritesPastTheEnd) {
+  lab::set_device_allocation_granularity(std::size_t{2} << 20);
+  {
+    lab::DeviceBuffer<float> floats(1000);         // 4000 bytes: padding from a 16-byte boundary
+    lab::DeviceBuffer<unsigned char> bytes(1001);  // padding from an odd byte
+    lab::set_device_allocation_granularity(0);
+    const std::vector<lab::PaddedBuffer> all = lab::padded_buffers();
+    ASSERT_TRUE(std::any_of(all.begin(), all.end(), [&](const lab::PaddedBuffer& b) {
+      return b.base == floats.data() && b.bytes == 4000 && b.allocated == (std::size_t{2} << 20);
+    }));
+    lab::bench::PaddingGuard guard;
+    // Changes the canary byte at `at` for sure: writes its complement.
+    const auto flip = [](void* at) {
+      unsigned char value = 0;
+      LAB_CUDA_CHECK(cudaMemcpy(&value, at, 1, cudaMemcpyDeviceToHost));
+      value = static_cast<unsigned char>(~value);
+      LAB_CUDA_CHECK(cudaMemcpy(at, &value, 1, cudaMemcpyHostToDevice));
+    };
+    // Nothing written: clean, and writes inside the buffers are not the guard's business.
+    guard.arm();
+    LAB_CUDA_CHECK(cudaMemset(floats.data(), 1, floats.bytes()));
+    LAB_CUDA_CHECK(cudaMemset(bytes.data(), 1, bytes.bytes()));
+    guard.launch_check();
+    EXPECT_EQ(guard.result(), "");
+    // The first byte past the odd buffer.
+    guard.arm();
+    flip(bytes.data() + 1001);
+    guard.launch_check();
+    std::string problem = guard.result();
+    EXPECT_NE(problem.find("(1001 bytes)"), std::string::npos) << problem;
+    EXPECT_NE(problem.find("the first 0 bytes past its end (byte 1001 "), std::string::npos) << problem;
+    // New canaries each time: the same bytes are clean after the next arm.
+    guard.arm();
+    guard.launch_check();
+    EXPECT_EQ(guard.result(), "");
+    // Past the floats: bytes 96 and 101 past the end, and the allocation's very last byte.
+    guard.arm();
+    char* const end = reinterpret_cast<char*>(floats.data()) + floats.bytes();
+    flip(end + 96);
+    flip(end + 101);
+    flip(reinterpret_cast<char*>(floats.data()) + (std::size_t{2} << 20) - 1);
+    guard.launch_check();
+    problem = guard.result();
+    EXPECT_NE(problem.find("(4000 bytes): 3 bytes of the padding behind it changed, the first 96 bytes past its end "
+                           "(byte 4096 "),
+              std::string::npos)
+        << problem;
+    // Two buffers at once: the first named, the other counted.
+    guard.arm();
+    flip(end);
+    flip(bytes.data() + 2000);
+    guard.launch_check();
+    problem = guard.result();
+    EXPECT_NE(problem.find("(and past the end of 1 other buffer)"), std::string::npos) << problem;
+  }
+  // Freed buffers leave the record.
+  for (const lab::PaddedBuffer& b : lab::padded_buffers()) EXPECT_NE(b.bytes, 1001u);
+}
+
 TEST_F(CommonGpu, DeviceFactsArePlausible) {
   const lab::DeviceFacts f = lab::device_facts();
   EXPECT_GT(f.sms, 0);

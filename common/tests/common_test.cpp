@@ -13,6 +13,8 @@
 #include "helper_cuda.h"
 #include "helper_timer.h"
 #include "lab/bench_stats.h"
+#include "lab/buffer.h"
+#include "lab/padding.h"
 #include "lab/testing.h"
 
 namespace {
@@ -141,6 +143,62 @@ TEST(DeviceFacts, PeakArithmetic) {
 }
 
 // Quantiles interpolate; the median's relative error shrinks with more samples.
+// The record of padded buffers behind the bench's padding guard: bookkeeping only (fake
+// addresses, nothing is dereferenced).
+TEST(PaddingRecord, RecordsNamesAndForgetsPaddedBuffers) {
+  const auto find = [](const void* base) -> const lab::PaddedBuffer* {
+    static std::vector<lab::PaddedBuffer> snapshot;
+    snapshot = lab::padded_buffers();
+    for (const auto& b : snapshot) {
+      if (b.base == base) return &b;
+    }
+    return nullptr;
+  };
+  static char storage[3];
+  const void* padded = &storage[0];
+  const void* exact = &storage[1];
+  lab::detail::note_device_allocation(padded, 1000, 2 << 20);
+  lab::detail::note_device_allocation(exact, 4096, 4096);  // no padding: not recorded
+  ASSERT_NE(find(padded), nullptr);
+  EXPECT_EQ(find(padded)->bytes, 1000u);
+  EXPECT_EQ(find(padded)->allocated, std::size_t{2} << 20);
+  EXPECT_EQ(find(padded)->name, "");
+  EXPECT_EQ(find(exact), nullptr);
+  EXPECT_TRUE(lab::padded_buffer_live(padded, 2 << 20));
+  EXPECT_FALSE(lab::padded_buffer_live(padded, 4 << 20));
+
+  lab::detail::note_device_argument(padded, 2, "vector_add");
+  lab::detail::note_device_argument(exact, 0, "vector_add");  // unknown: ignored
+  EXPECT_EQ(find(padded)->name, "argument 3 of vector_add");
+  lab::detail::note_device_argument(padded, 0, "reduce_sum");  // the latest call names it
+  EXPECT_EQ(find(padded)->name, "argument 1 of reduce_sum");
+
+  lab::detail::note_device_free(padded);
+  EXPECT_EQ(find(padded), nullptr);
+  EXPECT_FALSE(lab::padded_buffer_live(padded, 2 << 20));
+  lab::detail::note_device_free(exact);  // never recorded: no effect
+  lab::detail::note_device_free(nullptr);
+}
+
+// The message names the buffer, the first changed byte past its end and what to do.
+TEST(PaddingRecord, ProblemNamesBufferAndFirstOffsetPastTheEnd) {
+  lab::PaddedBuffer b;
+  b.bytes = 120000004;
+  b.allocated = 121634816;
+  b.name = "argument 3 of vector_add";
+  const std::string at_end = lab::padding_problem(b, 120000004, 12);
+  EXPECT_NE(at_end.find("wrote past the end of argument 3 of vector_add (120000004 bytes)"), std::string::npos) << at_end;
+  EXPECT_NE(at_end.find("12 bytes of the padding behind it changed, the first 0 bytes past its end (byte 120000004"),
+            std::string::npos) << at_end;
+  EXPECT_NE(at_end.find("lab::workspace"), std::string::npos);
+  const std::string later = lab::padding_problem(b, 120000005, 1);
+  EXPECT_NE(later.find("1 byte of the padding behind it changed, the first 1 byte past its end"), std::string::npos)
+      << later;
+  b.name.clear();
+  EXPECT_NE(lab::padding_problem(b, 120004004, 4).find("past the end of a device buffer of the bench (120000004 bytes)"),
+            std::string::npos);
+}
+
 TEST(BenchStats, QuantilesAndStopRule) {
   EXPECT_DOUBLE_EQ(lab::bench::quantile({4, 1, 3, 2}, 0.5), 2.5);
   EXPECT_DOUBLE_EQ(lab::bench::quantile({1, 2, 3, 4, 5}, 0.25), 2.0);

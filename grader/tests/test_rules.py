@@ -92,6 +92,19 @@ class Builtin(unittest.TestCase):
                 '__global__ void k(float* out) { out[0] = 1.0f; }\n')
         self.assertEqual(self.findings(text), [])
 
+    # The per-thread default stream synchronises with the legacy default stream the timer's
+    # events are on: allowed, by name or by value. Streams of one's own, callbacks and
+    # graphs are still findings, with the line.
+    def test_streams_rule_is_about_streams_the_timer_may_miss(self):
+        allowed = ("k<<<1, 1, 0, cudaStreamPerThread>>>(p);\n"
+                   "k<<<1, 1, 0, (cudaStream_t)2>>>(p);\n"
+                   "cudaMemsetAsync(p, 0, 4, cudaStreamLegacy);\n")
+        self.assertEqual(self.findings(allowed), [])
+        forbidden = ("cudaStream_t s;\ncudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);\n"
+                     "cudaLaunchHostFunc(0, f, 0);\ncudaGraph_t g;\n")
+        self.assertEqual(sorted(self.findings(forbidden)),
+                         [("streams", 2), ("streams", 2), ("streams", 3), ("streams", 4)])
+
     def test_allow(self):
         self.assertEqual(self.findings("auto s = thrust::reduce(p, p + n);\n", allow=("thrust",)), [])
 

@@ -25,12 +25,19 @@ namespace lab {
 /// worker's context takes over the GPU from another one (measured on an H100: 0.185 ms
 /// against 0.118 ms for a vector add over 120 MB), as the student's and the reference's
 /// workers do in every round. Tests keep exact sizes, so that compute-sanitizer sees an
-/// access one element past the end.
+/// access one element past the end. The rounding (the padding past a buffer's end) is
+/// recorded, and the bench guards it: it fills it with canaries before every call it
+/// times and checks them after (lab/padding.h).
 void set_device_allocation_granularity(std::size_t bytes);
 
 namespace detail {
 /// `bytes` rounded up to the granularity set above.
 std::size_t device_allocation_bytes(std::size_t bytes);
+/// Records a DeviceBuffer's allocation: `bytes` used, `allocated` in all (its padding is
+/// the difference; none is recorded when there is none). lab/padding.h.
+void note_device_allocation(const void* base, std::size_t bytes, std::size_t allocated);
+/// Forgets an allocation recorded above (before it is freed).
+void note_device_free(const void* base) noexcept;
 }  // namespace detail
 
 /// RAII device array of `size()` elements of T (contents uninitialised).
@@ -41,7 +48,9 @@ class DeviceBuffer {
   /// Allocates `count` elements.
   explicit DeviceBuffer(std::size_t count) : m_count(count) {
     if (count > 0) {
-      LAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&m_ptr), detail::device_allocation_bytes(bytes())));
+      const std::size_t allocated = detail::device_allocation_bytes(bytes());
+      LAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&m_ptr), allocated));
+      if (allocated > bytes()) detail::note_device_allocation(m_ptr, bytes(), allocated);
     }
   }
   /// Allocates and uploads `host`.
@@ -90,7 +99,10 @@ class DeviceBuffer {
 
  private:
   void release() noexcept {
-    if (m_ptr != nullptr) LAB_CUDA_CHECK_NOEXCEPT(cudaFree(m_ptr));
+    if (m_ptr != nullptr) {
+      detail::note_device_free(m_ptr);
+      LAB_CUDA_CHECK_NOEXCEPT(cudaFree(m_ptr));
+    }
     m_ptr = nullptr;
     m_count = 0;
   }

@@ -209,13 +209,15 @@ def run(binary: Path, *, tools: list[str], test_filter: str, seed: int, timeout:
                         log_file=log_dir / f"{tool}.log" if log_dir is not None else None, only=only, env=env,
                         launch_log=launch_log(tool))
 
+    # The plain run first, alone: beside the tools its kernels would wait for theirs, and a
+    # file that times a probe would take it for a run under the tools.
+    plain = run_plain(binary, test_filter=test_filter, seed=seed, timeout=timeout, cwd=cwd, extra_args=extra_args,
+                      env=env, launch_log=launch_log(PLAIN)) if compare else None
     # The tools side by side: each is a process of its own with its own contexts, and most
-    # of a run is the tool's start-up, not the GPU's work. The plain run beside them.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(tools) + compare)) as pool:
-        plain = pool.submit(run_plain, binary, test_filter=test_filter, seed=seed, timeout=timeout, cwd=cwd,
-                            extra_args=extra_args, env=env, launch_log=launch_log(PLAIN)) if compare else None
+    # of a run is the tool's start-up, not the GPU's work.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(tools))) as pool:
         runs = list(pool.map(one, tools))
-        result = SanitizerResult(True, filter=test_filter, runs=runs, plain=plain.result() if plain else None)
+    result = SanitizerResult(True, filter=test_filter, runs=runs, plain=plain)
     if result.plain is not None:
         compare_with_plain(result)
     return result

@@ -273,9 +273,9 @@ ${dispatch}LAB_WORKER_LAB(\"${lab}\");
   labkit_cuda_options(${lab}_worker)
   # The worker's own launch entry points (common/judge/worker_main.cu) must be what the
   # implementation library's launches bind to: exported from the program.
-  target_link_options(${lab}_worker PRIVATE "LINKER:--export-dynamic-symbol=__cudaLaunchKernel"
-                      "LINKER:--export-dynamic-symbol=cudaLaunchKernel"
-                      "LINKER:--export-dynamic-symbol=cudaLaunchCooperativeKernel")
+  set(worker_exports ${PROJECT_SOURCE_DIR}/common/judge/worker_exports.list)
+  target_link_options(${lab}_worker PRIVATE "LINKER:--dynamic-list=${worker_exports}")
+  set_property(TARGET ${lab}_worker APPEND PROPERTY LINK_DEPENDS ${worker_exports})
 
   # Programs a lab adds for its students (manifest "programs"), e.g. sobel's image tool:
   # linked with the student's code; --reference runs the reference library instead.

@@ -283,8 +283,14 @@ bool is_cuda_address(std::uint64_t word) {
 }
 
 // A digest of a launch's argument values, every 8-byte-aligned word that is an address
-// left out: the same call on the same data gives the same digest in every run.
+// left out: the same call on the same data gives the same digest in every run (0: not
+// known, before CUDA 12.4, which can say how large each argument is).
 std::uint64_t arguments_digest(const void* func, void** args) {
+#if CUDART_VERSION < 12040
+  (void)func;
+  (void)args;
+  return 0;
+#else
   std::uint64_t digest = 1469598103934665603ull;
   for (std::size_t i = 0; i < 1024 && args != nullptr; ++i) {
     std::size_t offset = 0, size = 0;
@@ -311,6 +317,28 @@ std::uint64_t arguments_digest(const void* func, void** args) {
     }
   }
   return digest == 0 ? 1 : digest;
+#endif
+}
+
+// The kernel's name: the runtime's (CUDA 12.3 and later), else where its host stub lies
+// in its library ("libx.so+0x1f40"), which is the same in every run of the same library.
+void kernel_name(const void* func, char* out, std::size_t size) {
+#if CUDART_VERSION >= 12030
+  const char* name = nullptr;
+  if (cudaFuncGetName(&name, func) == cudaSuccess && name != nullptr) {
+    std::snprintf(out, size, "%s", name);
+    return;
+  }
+#endif
+  Dl_info info{};
+  if (dladdr(func, &info) != 0 && info.dli_fname != nullptr && info.dli_fbase != nullptr) {
+    const char* file = std::strrchr(info.dli_fname, '/');
+    std::snprintf(out, size, "%s+0x%llx", file != nullptr ? file + 1 : info.dli_fname,
+                  static_cast<unsigned long long>(static_cast<const char*>(func) -
+                                                  static_cast<const char*>(info.dli_fbase)));
+    return;
+  }
+  std::snprintf(out, size, "%s", "?");
 }
 
 // Records one launch of the current call (after it was passed on to libcudart). The
@@ -327,9 +355,8 @@ void record_launch(const void* func, dim3 grid, dim3 block, size_t shared_bytes,
   info.block[0] = block.x, info.block[1] = block.y, info.block[2] = block.z;
   info.shared_bytes = shared_bytes;
   const bool clean = cudaPeekAtLastError() == cudaSuccess;
-  const char* name = nullptr;
-  if (clean && cudaFuncGetName(&name, func) == cudaSuccess && name != nullptr) {
-    std::snprintf(info.kernel, sizeof info.kernel, "%s", name);
+  if (clean) {
+    kernel_name(func, info.kernel, sizeof info.kernel);
   } else {
     std::snprintf(info.kernel, sizeof info.kernel, "%s", "?");
   }
@@ -358,12 +385,15 @@ template <class Fn>
 Fn next_symbol(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
+#if CUDART_VERSION >= 12000
 using LaunchByHandle = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
-using LaunchByStub = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);
+// Absent from libcudart before nvcc's launches used it: then nothing calls it either.
 LaunchByHandle next_launch_by_handle() {
   static const LaunchByHandle fn = next_symbol<LaunchByHandle>("__cudaLaunchKernel");
   return fn;
 }
+#endif
+using LaunchByStub = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);
 LaunchByStub next_launch_kernel() {
   static const LaunchByStub fn = next_symbol<LaunchByStub>("cudaLaunchKernel");
   return fn;
@@ -607,7 +637,7 @@ int worker_main(int argc, char** argv) {
   if (status == cudaSuccess) status = cudaEventCreate(&call_clock().stop);
   exact_call().enabled = args.exact_bounds;
   launch_record().enabled = args.record_launches;
-  if (next_launch_by_handle() == nullptr || next_launch_kernel() == nullptr || next_launch_cooperative() == nullptr) {
+  if (next_launch_kernel() == nullptr || next_launch_cooperative() == nullptr) {
     if (startup_error.empty()) startup_error = "the worker cannot find libcudart's launch functions: rebuild the kit";
   }
   if (status != cudaSuccess && startup_error.empty()) {
@@ -732,6 +762,7 @@ int worker_main(int argc, char** argv) {
 // from libcudart.so, come here first: each is passed on unchanged, then recorded when the
 // worker records launches (--record-launches). `<<<...>>>` calls __cudaLaunchKernel. They
 // are visible (the kit builds with hidden visibility), or nothing could bind to them.
+#if CUDART_VERSION >= 12000
 extern "C" __attribute__((visibility("default"))) cudaError_t CUDARTAPI __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
                                                     size_t shared_bytes, cudaStream_t stream) {
   const auto next = lab::judge::next_launch_by_handle();
@@ -740,6 +771,7 @@ extern "C" __attribute__((visibility("default"))) cudaError_t CUDARTAPI __cudaLa
   if (lab::judge::launch_depth() == 0) lab::judge::record_launch(reinterpret_cast<const void*>(kernel), grid, block, shared_bytes, args);
   return status;
 }
+#endif
 
 extern "C" __attribute__((visibility("default"))) cudaError_t CUDARTAPI cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args,
                                                   size_t shared_bytes, cudaStream_t stream) {

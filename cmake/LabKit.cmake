@@ -123,6 +123,39 @@ function(labkit_interface_signature header fn out_return out_params out_names)
   set(${out_names} "${names}" PARENT_SCOPE)
 endfunction()
 
+# The manifest's "bounds" of interface function `fn` ({"a": "n", "out": "1"}: how many
+# elements each pointer argument holds, a C++ expression of the other arguments) as the
+# judge's bounds function (lab/judge/proxy.h, LAB_JUDGE_BOUNDS); "" when it names none.
+function(labkit_bounds_function file json fn params names out)
+  string(JSON members ERROR_VARIABLE none LENGTH "${json}" bounds ${fn})
+  if(none OR members EQUAL 0)
+    set(${out} "" PARENT_SCOPE)
+    return()
+  endif()
+  math(EXPR last "${members} - 1")
+  foreach(i RANGE ${last})
+    string(JSON key MEMBER "${json}" bounds ${fn} ${i})
+    if(NOT key IN_LIST names)
+      message(FATAL_ERROR "${file}: \"bounds\" of ${fn} names \"${key}\", which is no parameter of ${fn} (${names}).")
+    endif()
+  endforeach()
+  set(body "")
+  set(index 0)
+  foreach(name ${names})
+    string(JSON expr ERROR_VARIABLE unbounded GET "${json}" bounds ${fn} ${name})
+    if(NOT unbounded)
+      if(NOT expr MATCHES "^[A-Za-z0-9_ +*/()-]+$")
+        message(FATAL_ERROR "${file}: \"bounds\" of ${fn}: \"${expr}\" for ${name} must be arithmetic on "
+                            "the other arguments, e.g. \"n\" or \"m * k\".")
+      endif()
+      string(APPEND body "  count[${index}] = static_cast<long long>(${expr});\n")
+    endif()
+    string(APPEND body "  (void)${name};\n")
+    math(EXPR index "${index} + 1")
+  endforeach()
+  set(${out} "static void lab_bounds_${fn}(long long* count, ${params}) {\n${body}}\nLAB_JUDGE_BOUNDS(${fn}, lab_bounds_${fn});\n" PARENT_SCOPE)
+endfunction()
+
 function(add_lab lab)
   set(dir ${CMAKE_CURRENT_SOURCE_DIR}/${lab})
   if(LABKIT_LABS AND NOT lab IN_LIST LABKIT_LABS)
@@ -155,12 +188,15 @@ function(add_lab lab)
   set(registrations "")
   set(proxies "")
   set(dispatch "")
+  file(READ ${dir}/lab.json manifest_json)
   foreach(fn ${manifest_FUNCTIONS})
     labkit_interface_signature(${dir}/${lab}.h ${fn} return_type params names)
     set(args "")
     foreach(name ${names})
       string(APPEND args ", ${name}")
     endforeach()
+    labkit_bounds_function(${dir}/lab.json "${manifest_json}" ${fn} "${params}" "${names}" bounds)
+    string(APPEND proxies "${bounds}")
     # Weak: a student library whose file lacks one interface function (a stub deleted, or a
     # file from before a part was added) still links and loads; that function is simply not
     # registered, so only its own tests fail (the worker says it is not defined).
@@ -235,6 +271,11 @@ ${dispatch}LAB_WORKER_LAB(\"${lab}\");
   add_executable(${lab}_worker ${gen}/${lab}_dispatch.cu)
   target_link_libraries(${lab}_worker PRIVATE labkit_worker_main ${lab}_cpu)
   labkit_cuda_options(${lab}_worker)
+  # The worker's own launch entry points (common/judge/worker_main.cu) must be what the
+  # implementation library's launches bind to: exported from the program.
+  set(worker_exports ${PROJECT_SOURCE_DIR}/common/judge/worker_exports.list)
+  target_link_options(${lab}_worker PRIVATE "LINKER:--dynamic-list=${worker_exports}")
+  set_property(TARGET ${lab}_worker APPEND PROPERTY LINK_DEPENDS ${worker_exports})
 
   # Programs a lab adds for its students (manifest "programs"), e.g. sobel's image tool:
   # linked with the student's code; --reference runs the reference library instead.

@@ -40,6 +40,9 @@ from grader.status import ResultCode
 SOLUTION = "solution"
 # A test whose message says this hung in the worker: the lab is TIMEOUT (common/judge/session.cu).
 HANG_MARK = "did not return within"
+# The judge's option for the sanitizer's runs: the worker calls the student's code on copies
+# of exactly each device argument's extent, so memcheck sees any access past an array.
+EXACT_BOUNDS = "--exact-bounds"
 
 
 @dataclass
@@ -972,16 +975,19 @@ def run_sanitizer(options: Options, result: LabResult, test_bin: Path, judge_arg
         stage("sanitizer skipped (compute-sanitizer not found)")
         return
     stage("sanitizer")
+    # Exact bounds in every run of the stage (memcheck sees one element past an array), and
+    # the same tests once without the tools, to compare what ran (sanitize.compare_with_plain).
     found = sanitize.run(test_bin, tools=settings.sanitizer_tools, test_filter=settings.sanitizer_filter,
                          seed=options.seed, timeout=options.config.grader["sanitizer_timeout_s"],
-                         root=options.work_dir, cwd=options.root, sanitizer=tool, extra_args=judge_args,
+                         root=options.work_dir, cwd=options.root, sanitizer=tool,
+                         extra_args=[*judge_args, EXACT_BOUNDS],
                          log_dir=options.results_dir / f"{result.lab}.sanitizer", only=worker_program(result.lab),
-                         env=testing_environment(options))
+                         env=testing_environment(options), compare=True)
     result.sanitizer = found
     if found.runs:  # the command of the first tool that found something, else the first tool's
         first = next((run for run in found.runs if run.status == "errors"), found.runs[0])
         result.reproduce["sanitizer"] = first.command
-    result.notes += [run.note for run in found.runs if run.note]
+    result.notes += [run.note for run in found.runs if run.note] + found.notes
     stage(f"{len(found.findings)} sanitizer finding(s)" if found.findings else "clean")
 
 
@@ -1033,7 +1039,8 @@ def check_fixes(options: Options, result: LabResult, test_bin: Path, judge_args:
         result.fix_checks[variant.name] = sanitize.run(
             test_bin, tools=list(variant.sanitizer), test_filter=variants.test_filter(variant), seed=options.seed,
             timeout=options.config.grader["sanitizer_timeout_s"], root=options.work_dir, cwd=options.root,
-            sanitizer=tool, extra_args=judge_args, log_dir=options.results_dir / f"{result.lab}.{variant.name}",
+            sanitizer=tool, extra_args=[*judge_args, EXACT_BOUNDS],
+            log_dir=options.results_dir / f"{result.lab}.{variant.name}",
             only=worker_program(result.lab), env=testing_environment(options))
 
     if wanted:  # each exercise's own run, side by side

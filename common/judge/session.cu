@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -380,6 +381,8 @@ class Worker {
     std::vector<std::string> args = {m_worker, "--impl", m_library, "--device", std::to_string(device), "--parent",
                                      std::to_string(getpid())};
     if (!m_options.sandbox) args.emplace_back("--no-sandbox");
+    if (m_options.exact_bounds) args.emplace_back("--exact-bounds");
+    if (!m_options.launch_log.empty()) args.emplace_back("--record-launches");
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -522,6 +525,12 @@ class Worker {
     std::memcpy(reply.value, in.value, sizeof reply.value);
     std::memcpy(reply.message, in.message, sizeof reply.message);
     reply.elapsed_ms = in.elapsed_ms;
+    reply.launches_total = in.launches_total;
+    reply.nlaunches = std::min<std::uint32_t>(in.nlaunches, wire::kMaxLaunches);
+    std::memcpy(reply.launches, in.launches, sizeof(wire::LaunchInfo) * reply.nlaunches);
+    for (std::uint32_t i = 0; i < reply.nlaunches; ++i) {  // bounded: the worker is not trusted
+      reply.launches[i].kernel[sizeof reply.launches[i].kernel - 1] = '\0';
+    }
     reply.message[sizeof reply.message - 1] = '\0';
     reply.nvariants = 0;
     if (with_variants) {
@@ -584,6 +593,8 @@ class JudgeRemote final : public Remote {
   const VariantRegistry* load_reference(const std::string& path, std::string* error) override {
     RemoteOptions options = m_options;
     options.sync_launches = false;  // only the bench loads the reference, to time it
+    options.exact_bounds = false;    // the student's code alone is checked and recorded
+    options.launch_log.clear();
     m_reference.configure(m_options.worker, path, options);
     try {
       m_reference.ensure_started();
@@ -651,10 +662,70 @@ class JudgeRemote final : public Remote {
       throw std::runtime_error(role == Role::Reference ? "no reference library was loaded"
                                                        : "no implementation library was given (--impl)");
     }
-    forward_to(w, request, reply);
+    if (&w != &m_student || m_options.launch_log.empty()) {
+      forward_to(w, request, reply);
+      return;
+    }
+    reply.status = wire::Status::BadRequest;  // until a reply is copied in: no launches to log
+    reply.nlaunches = reply.launches_total = 0;
+    try {
+      forward_to(w, request, reply);
+    } catch (...) {
+      log_launches(request, reply, "failed");
+      throw;
+    }
+    log_launches(request, reply, "ok");
   }
 
+  bool exact_bounds() const { return m_options.exact_bounds; }
+
  private:
+  // One JSON line per forwarded call of the student's worker (--launch-log): the call, how
+  // it ended, and the kernel launches its reply lists (names bounded and made printable:
+  // they come from the worker).
+  void log_launches(const wire::Request& request, const wire::Reply& reply, const char* outcome) {
+    if (m_launch_log == nullptr) {
+      m_launch_log = std::fopen(m_options.launch_log.c_str(), "a");
+      if (m_launch_log == nullptr) {
+        throw std::runtime_error("cannot write the launch log " + m_options.launch_log + ": " + std::strerror(errno));
+      }
+    }
+    const bool replied = reply.status == wire::Status::Ok || reply.status == wire::Status::Error ||
+                         reply.status == wire::Status::Fault;
+    std::string line = "{\"call\": " + std::to_string(++m_logged_calls) + ", \"function\": " +
+                       json_text(bounded(request.function, sizeof request.function)) + ", \"variant\": " +
+                       json_text(bounded(request.variant, sizeof request.variant)) + ", \"outcome\": \"" + outcome +
+                       "\", \"total\": " + std::to_string(replied ? reply.launches_total : 0) + ", \"launches\": [";
+    const std::uint32_t count = replied ? std::min<std::uint32_t>(reply.nlaunches, wire::kMaxLaunches) : 0;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const wire::LaunchInfo& l = reply.launches[i];
+      char digest[24];
+      std::snprintf(digest, sizeof digest, "%016llx", static_cast<unsigned long long>(l.args_digest));
+      line += std::string(i ? ", " : "") + "{\"kernel\": " + json_text(bounded(l.kernel, sizeof l.kernel)) +
+              ", \"grid\": [" + std::to_string(l.grid[0]) + ", " + std::to_string(l.grid[1]) + ", " +
+              std::to_string(l.grid[2]) + "], \"block\": [" + std::to_string(l.block[0]) + ", " +
+              std::to_string(l.block[1]) + ", " + std::to_string(l.block[2]) + "], \"shared\": " +
+              std::to_string(l.shared_bytes) + ", \"args\": \"" + (l.args_digest ? digest : "") + "\"}";
+    }
+    line += "]}\n";
+    std::fputs(line.c_str(), m_launch_log);
+    std::fflush(m_launch_log);
+  }
+
+  // `text` as a JSON string: printable ASCII kept, quotes and backslashes escaped, the rest '?'.
+  static std::string json_text(const std::string& text) {
+    std::string out = "\"";
+    for (const char c : text) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += c;
+      } else {
+        out += (c >= 0x20 && c < 0x7f) ? c : '?';
+      }
+    }
+    return out + "\"";
+  }
+
   void forward_to(Worker& w, const wire::Request& original, wire::Reply& reply) {
     const wire::Request* request = &original;
     wire::Request stamped;
@@ -685,6 +756,8 @@ class JudgeRemote final : public Remote {
   }
 
   RemoteOptions m_options;
+  std::FILE* m_launch_log = nullptr;
+  long m_logged_calls = 0;
   Worker m_student{"student"}, m_reference{"reference"};
   VariantRegistry m_reference_registry;
   bool m_timing = false;
@@ -766,9 +839,26 @@ void encode_pointer(wire::Arg& arg, const void* pointer, int index, const char* 
   }
   arg.kind = wire::ArgKind::Device;
   arg.offset = reinterpret_cast<CUdeviceptr>(pointer) - base;
+  arg.extent = arg.offset <= size ? size - arg.offset : 0;  // to the end of the judge's allocation
   arg.handle = handle;
   // A bench's buffer with padding is named after this call, for the padding guard's message.
   lab::detail::note_device_argument(reinterpret_cast<const void*>(base), index, function);
+}
+
+bool exact_bounds() { return judge_remote().exact_bounds(); }
+
+namespace {
+std::map<std::string, void*>& bounds_table() {
+  static std::map<std::string, void*> table;
+  return table;
+}
+}  // namespace
+
+BoundsRegistrar::BoundsRegistrar(const char* function, void* bounds) { bounds_table()[function] = bounds; }
+
+void* bounds_of(const char* function) {
+  const auto found = bounds_table().find(function);
+  return found == bounds_table().end() ? nullptr : found->second;
 }
 
 void forward(Role role, const wire::Request& request, wire::Reply& reply) {

@@ -3,7 +3,8 @@
 //
 // A judge program starts it with a fixed command line and a scrubbed environment:
 //
-//   <lab>_worker --impl LIBRARY --device N --parent PID [--no-sandbox]
+//   <lab>_worker --impl LIBRARY --device N --parent PID [--no-sandbox] [--exact-bounds]
+//                [--record-launches]
 //
 // It closes every inherited file but the channel (fd 3) and its log (stdout, stderr),
 // maps the host arena (fd 4: the judge's lab::HostBuffer memory) and closes that file too,
@@ -14,6 +15,21 @@
 // followed by a device-wide synchronisation, and is answered with its return value or
 // its error. After a GPU fault the context is lost: the worker answers and exits, and
 // the judge starts a new one for the next call.
+//
+// For the sanitizer's runs (the grader passes the judge --exact-bounds, the judge passes
+// it on) each device argument is copied into an allocation of the worker's own of exactly
+// the argument's extent (wire::Arg::extent), the implementation is called on those, and
+// they are copied back: memcheck then reports an access one element past an array, which
+// inside the judge's larger buffers (guard zones, whole IPC mappings) it cannot see.
+//
+// With --record-launches the worker keeps a record of each call's kernel launches (name,
+// shape, a digest of the argument values without pointers) and sends it with the reply:
+// the grader compares the launches of the same tests with and without the sanitizer, so
+// that code which behaves differently under the tools is seen (grader/sanitize.py). The
+// record comes from the CUDA runtime's launch entry points, which this program defines
+// (and exports) itself: the implementation library's launches bind to them, and they
+// pass each launch on to libcudart unchanged.
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -28,6 +44,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,7 +57,12 @@
 #include "sandbox.h"
 
 namespace lab::judge {
+
+void* map_device_argument(const wire::Arg& arg);
+
 namespace {
+
+void set_message(wire::Reply& reply, const std::string& text);
 
 std::map<std::string, Invoker>& invokers() {
   static std::map<std::string, Invoker> table;
@@ -111,6 +133,274 @@ std::string map_host_arena() {
 bool& returned_error() {
   static bool flag = false;
   return flag;
+}
+
+// --exact-bounds: the current call's own copies of its device arguments.
+struct ExactCopy {
+  char* mapped = nullptr;  // the first byte of the judge's memory the copy holds
+  char* own = nullptr;     // the worker's allocation (cudaMalloc: memcheck knows its size)
+  std::uint64_t pad = 0;   // bytes before the copy, so that it keeps the argument's alignment
+  std::uint64_t bytes = 0;
+};
+struct ExactCall {
+  bool enabled = false;  // --exact-bounds
+  bool active = false;   // a call's copies are in place
+  void* pointer[wire::kMaxArgs] = {};
+  std::vector<ExactCopy> copies;
+};
+ExactCall& exact_call() {
+  static ExactCall call;
+  return call;
+}
+
+// The largest extent a copy may have (a judge's argument never comes near it).
+constexpr std::uint64_t kMaxExactBytes = std::uint64_t{1} << 36;
+
+// Copies every device argument of `request` into an allocation of exactly its extent.
+// Arguments whose extents overlap or start at the same byte (in-place calls: in == out)
+// share one copy, so that the implementation sees the aliasing the judge's call has. Each
+// copy starts at the argument's own alignment modulo 256 bytes (a vectorised path stays
+// the path taken), so only the bytes before an argument's start, less than 256, are not
+// checked. Throws BadRequest when an argument cannot be mapped or copied.
+void prepare_exact_call(const wire::Request& request) {
+  ExactCall& exact = exact_call();
+  std::fill(std::begin(exact.pointer), std::end(exact.pointer), nullptr);
+  exact.copies.clear();
+  exact.active = true;
+  struct Span {
+    int index;
+    char* start;
+    std::uint64_t bytes;
+  };
+  std::vector<Span> spans;
+  const std::uint32_t nargs = std::min<std::uint32_t>(request.nargs, wire::kMaxArgs);
+  for (std::uint32_t i = 0; i < nargs; ++i) {
+    const wire::Arg& arg = request.args[i];
+    if (arg.kind != wire::ArgKind::Device) continue;
+    if (arg.extent > kMaxExactBytes) throw BadRequest("an argument's extent is out of range");
+    spans.push_back({static_cast<int>(i), static_cast<char*>(map_device_argument(arg)), arg.extent});
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) {
+    return x.start < y.start || (x.start == y.start && x.bytes > y.bytes);
+  });
+  std::vector<std::vector<Span>> groups;
+  char* group_end = nullptr;
+  for (const Span& span : spans) {
+    const bool joins = !groups.empty() &&
+                       (span.start < group_end || span.start == groups.back().front().start);
+    if (!joins) {
+      groups.emplace_back();
+      group_end = span.start;
+    }
+    groups.back().push_back(span);
+    group_end = std::max(group_end, span.start + span.bytes);
+  }
+  for (const auto& group : groups) {
+    char* start = group.front().start;
+    std::uint64_t bytes = 0;
+    for (const Span& span : group) bytes = std::max<std::uint64_t>(bytes, span.start + span.bytes - start);
+    ExactCopy copy;
+    copy.mapped = start;
+    copy.bytes = bytes;
+    copy.pad = reinterpret_cast<std::uintptr_t>(start) % 256;
+    void* own = nullptr;
+    // At least one byte: an empty argument still gets a pointer of its own, and reading
+    // anything through it is out of bounds.
+    cudaError_t status = cudaMalloc(&own, copy.pad + std::max<std::uint64_t>(bytes, 1));
+    if (status == cudaSuccess) {
+      copy.own = static_cast<char*>(own);
+      exact.copies.push_back(copy);
+      if (bytes > 0) status = cudaMemcpy(copy.own + copy.pad, start, bytes, cudaMemcpyDeviceToDevice);
+    }
+    if (status != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw BadRequest(std::string("--exact-bounds: cannot copy an argument (") + cudaGetErrorString(status) + ")");
+    }
+    for (const Span& span : group) exact.pointer[span.index] = copy.own + copy.pad + (span.start - start);
+  }
+}
+
+// After the call's work is finished: copies every argument back to the judge's memory
+// (unless the GPU context is lost) and frees the copies.
+void finish_exact_call(wire::Reply& reply) {
+  ExactCall& exact = exact_call();
+  if (!exact.active) return;
+  exact.active = false;
+  cudaError_t status = cudaSuccess;
+  if (reply.status != wire::Status::Fault) {
+    for (const ExactCopy& copy : exact.copies) {
+      if (status == cudaSuccess && copy.bytes > 0) {
+        status = cudaMemcpy(copy.mapped, copy.own + copy.pad, copy.bytes, cudaMemcpyDeviceToDevice);
+      }
+    }
+    if (status == cudaSuccess) status = cudaDeviceSynchronize();
+  }
+  for (const ExactCopy& copy : exact.copies) (void)cudaFree(copy.own);
+  exact.copies.clear();
+  std::fill(std::begin(exact.pointer), std::end(exact.pointer), nullptr);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (reply.status == wire::Status::Ok) {
+      reply.status = wire::Status::Error;
+      set_message(reply, std::string("the worker could not copy the results back (--exact-bounds): ") +
+                             cudaGetErrorString(status));
+    }
+  }
+}
+
+// --record-launches: the current call's kernel launches.
+struct LaunchRecord {
+  bool enabled = false;  // --record-launches
+  bool active = false;   // between start_call_clock() and the call's return
+  std::uint32_t total = 0;
+  std::uint32_t kept = 0;
+  wire::LaunchInfo launches[wire::kMaxLaunches];
+};
+LaunchRecord& launch_record() {
+  static LaunchRecord record;
+  return record;
+}
+
+void mix(std::uint64_t& digest, const unsigned char* bytes, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    digest ^= bytes[i];
+    digest *= 1099511628211ull;  // FNV-1a
+  }
+}
+
+// Whether a 64-bit argument word is an address CUDA knows (device, managed or host
+// memory it allocated or registered), or one past the end of one.
+bool is_cuda_address(std::uint64_t word) {
+  for (const std::uint64_t address : {word, word - 1}) {
+    if (address == 0 || address == ~std::uint64_t{0}) continue;
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, reinterpret_cast<const void*>(address)) == cudaSuccess &&
+        attributes.type != cudaMemoryTypeUnregistered) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A digest of a launch's argument values, every 8-byte-aligned word that is an address
+// left out: the same call on the same data gives the same digest in every run (0: not
+// known, before CUDA 12.4, which can say how large each argument is).
+std::uint64_t arguments_digest(const void* func, void** args) {
+#if CUDART_VERSION < 12040
+  (void)func;
+  (void)args;
+  return 0;
+#else
+  std::uint64_t digest = 1469598103934665603ull;
+  for (std::size_t i = 0; i < 1024 && args != nullptr; ++i) {
+    std::size_t offset = 0, size = 0;
+    if (cudaFuncGetParamInfo(func, i, &offset, &size) != cudaSuccess) break;
+    const auto* value = static_cast<const unsigned char*>(args[i]);
+    if (value == nullptr) break;
+    const std::uint64_t header[2] = {i, size};
+    mix(digest, reinterpret_cast<const unsigned char*>(header), sizeof header);
+    for (std::size_t b = 0; b < size;) {
+      if (b % 8 == 0 && size - b >= 8) {
+        std::uint64_t word = 0;
+        std::memcpy(&word, value + b, 8);
+        if (is_cuda_address(word)) {
+          const unsigned char mark[] = {'P'};
+          mix(digest, mark, 1);
+        } else {
+          mix(digest, value + b, 8);
+        }
+        b += 8;
+      } else {
+        mix(digest, value + b, 1);
+        b += 1;
+      }
+    }
+  }
+  return digest == 0 ? 1 : digest;
+#endif
+}
+
+// The kernel's name: the runtime's (CUDA 12.3 and later), else where its host stub lies
+// in its library ("libx.so+0x1f40"), which is the same in every run of the same library.
+void kernel_name(const void* func, char* out, std::size_t size) {
+#if CUDART_VERSION >= 12030
+  const char* name = nullptr;
+  if (cudaFuncGetName(&name, func) == cudaSuccess && name != nullptr) {
+    std::snprintf(out, size, "%s", name);
+    return;
+  }
+#endif
+  Dl_info info{};
+  if (dladdr(func, &info) != 0 && info.dli_fname != nullptr && info.dli_fbase != nullptr) {
+    const char* file = std::strrchr(info.dli_fname, '/');
+    std::snprintf(out, size, "%s+0x%llx", file != nullptr ? file + 1 : info.dli_fname,
+                  static_cast<unsigned long long>(static_cast<const char*>(func) -
+                                                  static_cast<const char*>(info.dli_fbase)));
+    return;
+  }
+  std::snprintf(out, size, "%s", "?");
+}
+
+// Records one launch of the current call (after it was passed on to libcudart). The
+// queries must not change what the implementation sees: they run only when no CUDA error
+// is pending, and whatever error they raise is cleared again.
+void record_launch(const void* func, dim3 grid, dim3 block, size_t shared_bytes, void** args) {
+  LaunchRecord& record = launch_record();
+  if (!record.active) return;
+  ++record.total;
+  if (record.kept >= static_cast<std::uint32_t>(wire::kMaxLaunches)) return;
+  wire::LaunchInfo& info = record.launches[record.kept++];
+  std::memset(&info, 0, sizeof info);
+  info.grid[0] = grid.x, info.grid[1] = grid.y, info.grid[2] = grid.z;
+  info.block[0] = block.x, info.block[1] = block.y, info.block[2] = block.z;
+  info.shared_bytes = shared_bytes;
+  const bool clean = cudaPeekAtLastError() == cudaSuccess;
+  if (clean) {
+    kernel_name(func, info.kernel, sizeof info.kernel);
+  } else {
+    std::snprintf(info.kernel, sizeof info.kernel, "%s", "?");
+  }
+  if (clean) {
+    info.args_digest = arguments_digest(func, args);
+    (void)cudaGetLastError();  // only what the queries raised: nothing was pending
+  }
+}
+
+// How deep the current thread is inside launch entry points: libcudart may implement one
+// with another, and a launch is recorded once, by the outermost.
+int& launch_depth() {
+  static thread_local int depth = 0;
+  return depth;
+}
+template <class Call>
+cudaError_t pass_on(Call call) {
+  ++launch_depth();
+  const cudaError_t status = call();
+  --launch_depth();
+  return status;
+}
+
+// libcudart's own launch entry points (found past this program: RTLD_NEXT).
+template <class Fn>
+Fn next_symbol(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+#if CUDART_VERSION >= 12000
+using LaunchByHandle = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
+// Absent from libcudart before nvcc's launches used it: then nothing calls it either.
+LaunchByHandle next_launch_by_handle() {
+  static const LaunchByHandle fn = next_symbol<LaunchByHandle>("__cudaLaunchKernel");
+  return fn;
+}
+#endif
+using LaunchByStub = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);
+LaunchByStub next_launch_kernel() {
+  static const LaunchByStub fn = next_symbol<LaunchByStub>("cudaLaunchKernel");
+  return fn;
+}
+LaunchByStub next_launch_cooperative() {
+  static const LaunchByStub fn = next_symbol<LaunchByStub>("cudaLaunchCooperativeKernel");
+  return fn;
 }
 
 __global__ void labkit_noop_kernel() {}
@@ -202,6 +492,8 @@ struct Args {
   int device = 0;
   long parent = 0;
   bool sandbox = true;
+  bool exact_bounds = false;     // the sanitizer's runs: arguments of exactly their extent
+  bool record_launches = false;  // send each call's kernel launches with the reply
 };
 
 Args parse(int argc, char** argv) {
@@ -219,6 +511,8 @@ Args parse(int argc, char** argv) {
     else if (arg == "--device") a.device = std::atoi(value().c_str());
     else if (arg == "--parent") a.parent = std::atol(value().c_str());
     else if (arg == "--no-sandbox") a.sandbox = false;
+    else if (arg == "--exact-bounds") a.exact_bounds = true;
+    else if (arg == "--record-launches") a.record_launches = true;
     else {
       std::fprintf(stderr,
                    "labkit worker: unknown argument '%s'. This program is started by the grader's judge programs "
@@ -268,13 +562,20 @@ void note_returned_error() { returned_error() = true; }
 
 void start_call_clock() {
   CallClock& clock = call_clock();
-  if (!clock.pending) return;
-  clock.pending = false;
-  (void)lab::launch_timing_lead();  // as a direct bench does (lab/timing_lead.h)
-  clock.started = cudaEventRecord(clock.start, nullptr) == cudaSuccess;
+  if (clock.pending) {
+    clock.pending = false;
+    (void)lab::launch_timing_lead();  // as a direct bench does (lab/timing_lead.h)
+    clock.started = cudaEventRecord(clock.start, nullptr) == cudaSuccess;
+  }
+  LaunchRecord& record = launch_record();
+  if (record.enabled) {  // from here on, every launch is the implementation's
+    record.active = true;
+    record.total = record.kept = 0;
+  }
 }
 
-void* open_device_argument(const wire::Arg& arg) {
+// The judge's buffer an argument names, mapped into this process (IPC), plus its offset.
+void* map_device_argument(const wire::Arg& arg) {
   for (Mapping& m : mappings()) {
     if (std::memcmp(&m.handle, &arg.handle, sizeof m.handle) == 0) {
       m.used = true;
@@ -297,6 +598,14 @@ void* open_device_argument(const wire::Arg& arg) {
   }
   mappings().push_back({arg.handle, base, true});
   return static_cast<char*>(base) + arg.offset;
+}
+
+void* open_device_argument(const wire::Arg& arg, int index) {
+  const ExactCall& exact = exact_call();
+  if (exact.active && index >= 0 && index < wire::kMaxArgs && exact.pointer[index] != nullptr) {
+    return exact.pointer[index];
+  }
+  return map_device_argument(arg);
 }
 
 int worker_main(int argc, char** argv) {
@@ -326,6 +635,11 @@ int worker_main(int argc, char** argv) {
   if (status == cudaSuccess) status = cudaFree(nullptr);  // creates the context before the sandbox closes
   if (status == cudaSuccess) status = cudaEventCreate(&call_clock().start);
   if (status == cudaSuccess) status = cudaEventCreate(&call_clock().stop);
+  exact_call().enabled = args.exact_bounds;
+  launch_record().enabled = args.record_launches;
+  if (next_launch_kernel() == nullptr || next_launch_cooperative() == nullptr) {
+    if (startup_error.empty()) startup_error = "the worker cannot find libcudart's launch functions: rebuild the kit";
+  }
   if (status != cudaSuccess && startup_error.empty()) {
     startup_error = std::string("the worker could not use the GPU: ") + cudaGetErrorName(status) + " (" +
                     cudaGetErrorString(status) + ")";
@@ -350,6 +664,7 @@ int worker_main(int argc, char** argv) {
     reply.message[0] = '\0';
     reply.nvariants = 0;
     reply.elapsed_ms = -1.0;
+    reply.nlaunches = reply.launches_total = 0;
     std::memset(reply.value, 0, sizeof reply.value);
     arm_call_clock(request);
     bool exit_after_reply = false;
@@ -384,7 +699,10 @@ int worker_main(int argc, char** argv) {
         try {
           if (registry == nullptr) throw BadRequest("no implementation library is loaded");
           if (found == invokers().end()) throw BadRequest(std::string("this worker has no interface function ") + what);
+          launch_record().total = launch_record().kept = 0;  // nothing of an earlier call
+          if (exact_call().enabled) prepare_exact_call(request);
           found->second(*registry, request, reply);  // starts the clock once the arguments are decoded
+          launch_record().active = false;
           stop_call_clock();
         } catch (const BadRequest& e) {
           reply.status = wire::Status::BadRequest;
@@ -396,8 +714,16 @@ int worker_main(int argc, char** argv) {
           reply.status = wire::Status::Error;
           set_message(reply, std::string("an exception that is not a std::exception left ") + what);
         }
+        launch_record().active = false;
         finish_gpu_work(reply, what);
+        finish_exact_call(reply);
         if (reply.status == wire::Status::Ok) reply.elapsed_ms = call_clock_ms();
+        if (launch_record().enabled) {
+          const LaunchRecord& record = launch_record();
+          reply.launches_total = record.total;
+          reply.nlaunches = record.kept;
+          std::memcpy(reply.launches, record.launches, sizeof(wire::LaunchInfo) * record.kept);
+        }
         close_unused_mappings();
         exit_after_reply = reply.status == wire::Status::Fault;
         break;
@@ -405,6 +731,7 @@ int worker_main(int argc, char** argv) {
       case wire::Op::Noop: {
         start_call_clock();
         labkit_noop_kernel<<<1, 1>>>();
+        launch_record().active = false;  // the worker's own kernel: never reported
         stop_call_clock();
         finish_gpu_work(reply, "the judge's empty kernel");
         if (reply.status == wire::Status::Ok) reply.elapsed_ms = call_clock_ms();
@@ -429,5 +756,39 @@ int worker_main(int argc, char** argv) {
 }
 
 }  // namespace lab::judge
+
+// The CUDA runtime's launch entry points, defined here and exported (cmake/LabKit.cmake:
+// --export-dynamic-symbol), so that the implementation library's launches, which it takes
+// from libcudart.so, come here first: each is passed on unchanged, then recorded when the
+// worker records launches (--record-launches). `<<<...>>>` calls __cudaLaunchKernel. They
+// are visible (the kit builds with hidden visibility), or nothing could bind to them.
+#if CUDART_VERSION >= 12000
+extern "C" __attribute__((visibility("default"))) cudaError_t CUDARTAPI __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
+                                                    size_t shared_bytes, cudaStream_t stream) {
+  const auto next = lab::judge::next_launch_by_handle();
+  if (next == nullptr) return cudaErrorNotSupported;
+  const cudaError_t status = lab::judge::pass_on([&] { return next(kernel, grid, block, args, shared_bytes, stream); });
+  if (lab::judge::launch_depth() == 0) lab::judge::record_launch(reinterpret_cast<const void*>(kernel), grid, block, shared_bytes, args);
+  return status;
+}
+#endif
+
+extern "C" __attribute__((visibility("default"))) cudaError_t CUDARTAPI cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args,
+                                                  size_t shared_bytes, cudaStream_t stream) {
+  const auto next = lab::judge::next_launch_kernel();
+  if (next == nullptr) return cudaErrorNotSupported;
+  const cudaError_t status = lab::judge::pass_on([&] { return next(func, grid, block, args, shared_bytes, stream); });
+  if (lab::judge::launch_depth() == 0) lab::judge::record_launch(func, grid, block, shared_bytes, args);
+  return status;
+}
+
+extern "C" __attribute__((visibility("default"))) cudaError_t CUDARTAPI cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args,
+                                                             size_t shared_bytes, cudaStream_t stream) {
+  const auto next = lab::judge::next_launch_cooperative();
+  if (next == nullptr) return cudaErrorNotSupported;
+  const cudaError_t status = lab::judge::pass_on([&] { return next(func, grid, block, args, shared_bytes, stream); });
+  if (lab::judge::launch_depth() == 0) lab::judge::record_launch(func, grid, block, shared_bytes, args);
+  return status;
+}
 
 int main(int argc, char** argv) { return lab::judge::worker_main(argc, argv); }

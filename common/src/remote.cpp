@@ -78,6 +78,14 @@ const std::vector<RemoteOptionSpec>& remote_option_table() {
        }},
       {"--no-sandbox", nullptr, "run the workers without their sandbox (debugging only)",
        [](RemoteOptions& o, const std::string&) { o.sandbox = false; }},
+      {"--exact-bounds", nullptr,
+       "call the code under test on copies of exactly each device argument's size (the sanitizer's runs)",
+       [](RemoteOptions& o, const std::string&) { o.exact_bounds = true; }},
+      {"--launch-log", "FILE", "write each forwarded call's kernel launches to FILE (one JSON line per call)",
+       [](RemoteOptions& o, const std::string& v) {
+         if (v.empty()) throw std::invalid_argument("--launch-log takes a file name");
+         o.launch_log = v;
+       }},
   };
   return table;
 }

@@ -23,6 +23,13 @@ struct RemoteOptions {
   double call_timeout_s = 60;  ///< a call that takes longer is a hang (--call-timeout)
   bool sandbox = true;         ///< --no-sandbox turns the worker's sandbox off (debugging only)
   bool sync_launches = false;  ///< the worker checks every kernel launch synchronously (tests)
+  /// --exact-bounds (the grader's sanitizer runs): the student's worker calls the code under
+  /// test on copies of exactly each device argument's extent, so memcheck sees every access
+  /// past an array (lab/judge/wire.h, Arg::extent).
+  bool exact_bounds = false;
+  /// --launch-log=FILE: the student's worker records each call's kernel launches and the
+  /// judge writes them to FILE, one JSON line per call (grader/CONTRACT.md, "Sanitizer runs").
+  std::string launch_log;
 };
 
 /// One of the judge programs' own options. The test main and the bench both read this
@@ -35,7 +42,7 @@ struct RemoteOptionSpec {
   void (*apply)(RemoteOptions& options, const std::string& value);
 };
 
-/// --impl, --worker, --call-timeout and --no-sandbox.
+/// --impl, --worker, --call-timeout, --no-sandbox, --exact-bounds and --launch-log.
 const std::vector<RemoteOptionSpec>& remote_option_table();
 
 /// The calls one timed sample forwarded to workers.

@@ -16,8 +16,20 @@
 //
 // Variants the worker's library registers appear in lab::local_variants() as functions
 // of the right type ("slots"), so tests that loop over registered variants run them too.
+//
+// Bounds. With --exact-bounds (the grader's sanitizer runs) each device argument crosses
+// with its extent: to the end of the judge's allocation, or the lab manifest's "bounds"
+// for the argument where it names one (`"vector_add": {"a": "n", ...}`: a[0 .. n-1]),
+// generated as a function that the proxy registers:
+//
+//   static void lab_bounds_vector_add(long long* count, const float* a, ..., int n) { count[0] = (n); ... }
+//   LAB_JUDGE_BOUNDS(vector_add, lab_bounds_vector_add);
+//
+// The worker then calls the code under test on copies of exactly that many elements.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -42,7 +54,33 @@ void forward(Role role, const wire::Request& request, wire::Reply& reply);
 /// Starts a request for `function`/`variant` (names bounded to the wire's sizes).
 void begin_request(wire::Request& request, const char* function, const char* variant, std::uint32_t nargs);
 
+/// Whether this judge program runs with --exact-bounds (session.cu).
+bool exact_bounds();
+
+/// The generated bounds function of interface function `function` (LAB_JUDGE_BOUNDS), or null.
+void* bounds_of(const char* function);
+
+/// Registers an interface function's bounds function (LAB_JUDGE_BOUNDS).
+struct BoundsRegistrar {
+  BoundsRegistrar(const char* function, void* bounds);
+};
+
 namespace detail {
+
+/// Bytes of one element an argument of type T points to (0: not a pointer).
+template <class T>
+constexpr std::uint64_t element_bytes() {
+  if constexpr (std::is_pointer_v<T>) {
+    using E = std::remove_cv_t<std::remove_pointer_t<T>>;
+    if constexpr (std::is_void_v<E>) {
+      return 1;
+    } else {
+      return sizeof(E);
+    }
+  } else {
+    return 0;
+  }
+}
 
 template <class T>
 void encode(wire::Arg& arg, T value, int index, const char* function) {
@@ -71,6 +109,7 @@ struct Forward<R(A...)> {
     begin_request(request, function, variant, sizeof...(A));
     int index = 0;
     ((detail::encode(request.args[index], args, index, function), ++index), ...);
+    if (exact_bounds()) apply_bounds(request, function, args...);
     wire::Reply reply;
     forward(role, request, reply);
     if constexpr (!std::is_void_v<R>) {
@@ -79,6 +118,23 @@ struct Forward<R(A...)> {
       R result;
       std::memcpy(&result, reply.value, sizeof(R));
       return result;
+    }
+  }
+
+  /// Lowers each device argument's extent to the manifest's bounds, where it names one.
+  static void apply_bounds(wire::Request& request, const char* function, A... args) {
+    using Bounds = void (*)(long long*, A...);
+    void* found = bounds_of(function);
+    if (found == nullptr) return;
+    long long counts[wire::kMaxArgs + 1];
+    std::fill(std::begin(counts), std::end(counts), -1LL);
+    reinterpret_cast<Bounds>(found)(counts, args...);
+    const std::uint64_t sizes[] = {detail::element_bytes<A>()..., 0};
+    for (std::size_t i = 0; i < sizeof...(A); ++i) {
+      wire::Arg& arg = request.args[i];
+      if (arg.kind != wire::ArgKind::Device || counts[i] < 0 || sizes[i] == 0) continue;
+      const std::uint64_t bytes = static_cast<std::uint64_t>(counts[i]) * sizes[i];
+      arg.extent = std::min(arg.extent, bytes);
     }
   }
 };
@@ -142,6 +198,12 @@ struct LabRegistrar {
 #define LAB_JUDGE_FUNCTION(fn)                                                 \
   static const ::lab::judge::FunctionRegistrar LAB_VARIANT_CONCAT(             \
       lab_judge_function_, __LINE__)(#fn, &::lab::judge::Slots<decltype(fn)>::bind)
+
+/// Registers `bounds` as the bounds function of interface function `fn` (generated from the
+/// manifest's "bounds").
+#define LAB_JUDGE_BOUNDS(fn, bounds)                                           \
+  static const ::lab::judge::BoundsRegistrar LAB_VARIANT_CONCAT(               \
+      lab_judge_bounds_, __LINE__)(#fn, reinterpret_cast<void*>(&bounds))
 
 /// Names the lab of this judge program and its default worker and libraries (generated).
 #define LAB_JUDGE_LAB(lab_name, worker_path, student_path, reference_path) \

@@ -22,13 +22,16 @@
 namespace lab::judge::wire {
 
 constexpr std::uint32_t kMagic = 0x4c424a44;  // "LBJD"
-constexpr std::uint32_t kVersion = 3;
+constexpr std::uint32_t kVersion = 4;
 constexpr int kMaxArgs = 16;
 constexpr int kNameBytes = 64;
 constexpr int kDescriptionBytes = 160;
 constexpr int kMessageBytes = 4096;
 constexpr int kMaxVariants = 64;
 constexpr int kValueBytes = 16;
+/// Kernel launches one call's reply lists (Reply::launches); later ones are only counted.
+constexpr int kMaxLaunches = 24;
+constexpr int kKernelNameBytes = 160;
 /// The file descriptor the worker finds the channel at.
 constexpr int kChannelFd = 3;
 /// The file descriptor the worker finds the host arena at; it maps it and closes it.
@@ -66,6 +69,12 @@ struct Arg {
   ArgKind kind;
   std::uint32_t bytes;    ///< Value: the size of the value
   std::uint64_t offset;   ///< Device: bytes from the allocation's base; Host: bytes from the arena's start
+  /// Device: the bytes the callee may touch from the pointer on: to the end of the judge's
+  /// allocation, or less where the lab's manifest bounds the argument ("bounds": a[0 .. n-1]).
+  /// A worker started with --exact-bounds (the sanitizer's runs) calls the implementation on
+  /// an allocation of its own of exactly this size (copied in and out), so that memcheck
+  /// reports any access past it.
+  std::uint64_t extent;
   cudaIpcMemHandle_t handle;
   unsigned char value[kValueBytes];
 };
@@ -89,6 +98,17 @@ struct VariantInfo {
   char description[kDescriptionBytes];
 };
 
+/// One kernel launch of a call, as the worker's launch record saw it (--record-launches):
+/// the kernel's (mangled) name, its shape, and a digest of its argument values with every
+/// pointer left out (pointers differ from run to run; the other values do not).
+struct LaunchInfo {
+  char kernel[kKernelNameBytes];
+  std::uint32_t grid[3];
+  std::uint32_t block[3];
+  std::uint64_t shared_bytes;
+  std::uint64_t args_digest;  ///< 0: not known (an earlier CUDA error was pending)
+};
+
 struct Reply {
   Status status;
   unsigned char value[kValueBytes];  ///< the return value of a call, if any
@@ -98,6 +118,10 @@ struct Reply {
   /// A timed request: the time between the events around the call (ms); negative when
   /// there is none (the call failed, or never started).
   double elapsed_ms;
+  /// The call's kernel launches (a worker started with --record-launches; else 0).
+  std::uint32_t nlaunches;       ///< entries in `launches`
+  std::uint32_t launches_total;  ///< launches in all (more than nlaunches when they did not fit)
+  LaunchInfo launches[kMaxLaunches];
 };
 
 struct Channel {

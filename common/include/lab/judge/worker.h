@@ -27,8 +27,10 @@ class BadRequest : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Maps the IPC handles of one request to pointers in this process (worker_main.cu).
-void* open_device_argument(const wire::Arg& arg);
+/// Maps the IPC handle of argument `index` of the current request to a pointer in this
+/// process; with --exact-bounds, a pointer into the worker's own copy of exactly the
+/// argument's extent instead (worker_main.cu).
+void* open_device_argument(const wire::Arg& arg, int index);
 
 /// The pointer into the host arena (shared with the judge) that a Host argument names;
 /// BadRequest when it lies outside the arena (worker_main.cu).
@@ -37,7 +39,7 @@ void* open_host_argument(const wire::Arg& arg);
 /// Starts the current call's clock (records its start event) if the request is timed:
 /// right before the implementation is called, once the arguments are decoded, so that
 /// the events time the call and not the request's decoding, as a direct bench's events
-/// would (worker_main.cu).
+/// would; and, with --record-launches, the record of the call's kernel launches (worker_main.cu).
 void start_call_clock();
 
 /// Records that the current call returned a CUDA error as its result, so the runtime's
@@ -78,7 +80,7 @@ T decode(const wire::Arg& arg, int index) {
     if (arg.kind != wire::ArgKind::Device) {
       throw BadRequest("argument " + std::to_string(index + 1) + " should be a device or host pointer");
     }
-    return static_cast<T>(open_device_argument(arg));
+    return static_cast<T>(open_device_argument(arg, index));
   } else {
     if (arg.kind != wire::ArgKind::Value || arg.bytes != sizeof(T)) {
       throw BadRequest("argument " + std::to_string(index + 1) + " should be a value of " +

@@ -62,6 +62,30 @@ def ratios(data: dict[str, Any]) -> dict[tuple[str, str], float]:
     return out
 
 
+def times(data: dict[str, Any]) -> dict[tuple[str, str], float]:
+    """(workload, candidate) -> median time per call in ms, the reference's included (as
+    "reference"): the absolute figures behind the ratios, to tell a shift of the variant
+    from one of the reference it is compared with."""
+    out = {}
+    for workload in data.get("workloads", []):
+        for r in workload.get("results", []):
+            ms = r.get("median_ms")
+            if not isinstance(ms, (int, float)):
+                continue
+            if r.get("role") == "reference":
+                out[(workload["name"], "reference")] = ms
+            elif r.get("role") in ("student", "variant"):
+                out[(workload["name"], r["name"])] = ms
+    return out
+
+
+def absolute(direct_ms: float | None, judge_ms: float | None) -> str:
+    """The two paths' times per call and their difference in microseconds."""
+    if direct_ms is None or judge_ms is None:
+        return f"{'-':>9} {'-':>9} {'-':>8}"
+    return f"{direct_ms:9.4f} {judge_ms:9.4f} {1000 * (judge_ms - direct_ms):+8.2f}"
+
+
 def workload_facts(data: dict[str, Any]) -> dict[str, tuple[bool, float | None]]:
     """workload -> (graded, the reference's median time per call in ms)."""
     out = {}
@@ -79,16 +103,18 @@ def row(lab: str, workload: str, variant: str, facts: tuple[bool, float | None],
 
 
 def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance: float,
-            tmp: Path, connections: int = 0) -> tuple[list[str], float, float, dict[str, Any] | None]:
+            tmp: Path, connections: int = 0,
+            direct_connections: int = 0) -> tuple[list[str], float, float, dict[str, Any] | None]:
     library = build / "lib" / f"lib{lab}_solution.so"
     direct = bench([str(build / "bin" / f"{lab}_solution_bench"), f"--reference={library}", *common],
-                   tmp / f"{lab}.direct.json", timeout)
+                   tmp / f"{lab}.direct.json", timeout, grade.connections_environment(direct_connections))
     judged = bench([str(build / "bin" / f"{lab}_judge_bench"), f"--impl={library}", f"--reference={library}",
                     *common], tmp / f"{lab}.judge.json", timeout,
                    grade.connections_environment(connections))
     if direct is None or judged is None:
         return [f"{lab}: a bench failed"], float("inf"), float("inf"), None
     a, b = ratios(direct), ratios(judged)
+    ta, tb = times(direct), times(judged)
     facts = workload_facts(direct)
     rows, worst, worst_graded = [], 0.0, 0.0
     for key in sorted(a.keys() & b.keys()):
@@ -98,7 +124,12 @@ def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance:
         if graded[0]:
             worst_graded = max(worst_graded, abs(diff))
         mark = "" if abs(diff) <= tolerance else "  <-- beyond tolerance"
-        rows.append(row(lab, key[0], key[1], graded, f"{a[key]:8.3f} {b[key]:8.3f} {100 * diff:+7.2f}%{mark}"))
+        rows.append(row(lab, key[0], key[1], graded, f"{a[key]:8.3f} {b[key]:8.3f} {100 * diff:+7.2f}% "
+                        f"{absolute(ta.get(key), tb.get(key))}{mark}"))
+    for name in sorted({workload for workload, _ in a}):
+        key = (name, "reference")
+        rows.append(row(lab, name, "(the reference)", facts.get(name, (False, None)),
+                        f"{1.0:8.3f} {1.0:8.3f} {0.0:+7.2f}% {absolute(ta.get(key), tb.get(key))}"))
     for key in sorted(a.keys() ^ b.keys()):
         rows.append(row(lab, key[0], key[1], facts.get(key[0], (False, None)), "timed in one run only"))
     return rows, worst, worst_graded, judged.get("judge")
@@ -115,6 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge-connections", type=int, default=config.DEFAULTS["grader"]["bench_device_connections"],
                         help="CUDA_DEVICE_MAX_CONNECTIONS of the judge's bench, as the grader sets it "
                              "(bench_device_connections; 0: the driver's default)")
+    parser.add_argument("--direct-connections", type=int, default=0,
+                        help="CUDA_DEVICE_MAX_CONNECTIONS of the direct bench (default 0: the driver's default); "
+                             "the same as the judge's tells whether the queues explain a difference")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="keep both benches' JSON of every lab in DIR (<lab>.direct.json, <lab>.judge.json)")
     parser.add_argument("--all-workloads", action="store_true",
                         help="exit 1 when any workload differs beyond the tolerance, not only a graded one")
     args = parser.parse_args(argv)
@@ -124,12 +160,17 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     common = ["--no-cpu", f"--seed={args.seed}", f"--max-time={args.max_time}"]
-    print(f"{'lab':<15} {'workload':<38} {'graded':<6} {'ref ms':>9} {'variant':<24} {'direct':>8} {'judge':>8} {'diff':>8}")
+    print(f"{'lab':<15} {'workload':<38} {'graded':<6} {'ref ms':>9} {'variant':<24} {'direct':>8} {'judge':>8} {'diff':>8}"
+          f" {'direct ms':>9} {'judge ms':>9} {'diff us':>8}")
     worst_all = worst_graded_all = 0.0
     with tempfile.TemporaryDirectory(prefix="labkit-fairness-") as tmp:
+        where = Path(tmp)
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            where = args.keep
         for lab in labs:
             rows, worst, worst_graded, judge = compare(lab, args.build_dir.resolve(), common, args.timeout, args.tolerance,
-                                         Path(tmp), args.judge_connections)
+                                                       where, args.judge_connections, args.direct_connections)
             print("\n".join(rows), flush=True)
             if judge:
                 cost = judge.get("boundary", {})

@@ -236,13 +236,14 @@ class PointsSpreadTest(unittest.TestCase):
 class FairnessTest(unittest.TestCase):
     """The judge-versus-direct comparison (grader/tests/fairness.py), with fake benches."""
 
-    def fake_bench(self, folder: Path, name: str, short_speed: float) -> None:
-        # A bench that writes one graded workload (same speed both ways) and one short,
-        # ungraded workload whose speed the caller picks.
+    def fake_bench(self, folder: Path, name: str, short_speed: float, big_ms: float = 5.0) -> None:
+        # A bench that writes one graded workload (same speed both ways, the reference's
+        # time per call as the caller picks) and one short, ungraded workload whose speed
+        # the caller picks.
         data = {"workloads": [
             {"name": "big", "graded": True, "results": [
-                {"role": "reference", "name": "reference", "median_ms": 5.0},
-                {"role": "variant", "name": "v", "speed_vs_reference": 2.0}]},
+                {"role": "reference", "name": "reference", "median_ms": big_ms},
+                {"role": "variant", "name": "v", "speed_vs_reference": 2.0, "median_ms": big_ms / 2}]},
             {"name": "small", "graded": False, "results": [
                 {"role": "reference", "name": "reference", "median_ms": 0.02},
                 {"role": "variant", "name": "v", "speed_vs_reference": short_speed}]}],
@@ -260,7 +261,7 @@ class FairnessTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             build = Path(tmp)
             self.fake_bench(build, "sort_solution_bench", 1.0)
-            self.fake_bench(build, "sort_judge_bench", 1.2)  # the short call differs by 20%
+            self.fake_bench(build, "sort_judge_bench", 1.2, big_ms=5.004)  # the short call differs by 20%
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
                 graded_only = fairness.main(["--build-dir", tmp, "sort"])
@@ -268,8 +269,11 @@ class FairnessTest(unittest.TestCase):
         self.assertEqual((graded_only, every), (0, 1))
         text = out.getvalue()
         self.assertIn("largest difference on the graded workloads: 0.00%, on all workloads: 20.00%", text)
-        self.assertRegex(text, r"small\s+0\.020 v .*\+20\.00%  <-- beyond tolerance")
+        self.assertRegex(text, r"small\s+0\.020 v .*\+20\.00% .*  <-- beyond tolerance")
         self.assertRegex(text, r"big\s+yes\s+5\.000 v ")
+        # The absolute times of both paths, the reference's too: 4 us apart per call.
+        self.assertRegex(text, r"big\s+yes\s+5\.000 v\s+2\.000\s+2\.000\s+\+0\.00%\s+2\.5000\s+2\.5020\s+\+2\.00")
+        self.assertRegex(text, r"big\s+yes\s+5\.000 \(the reference\)\s+1\.000\s+1\.000\s+\+0\.00%\s+5\.0000\s+5\.0040\s+\+4\.00")
 
 
 if __name__ == "__main__":

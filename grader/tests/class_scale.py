@@ -11,8 +11,10 @@ GPU and the instructor's kit (with solutions/):
 
 prints one table row per `--gpus` (default: batch's own choice, every GPU): students,
 labs, GPUs, wall time, the kit's one-time build, seconds per student after it, the
-speedup over the first row, the seconds one student's compile took, the GPUs' idle time,
-and each GPU's busy time. Busy is what batch measures: the seconds a grader process held
+speedup over the first row, the GPU seconds one student's grading held (all GPUs added
+over the students: it grows where graders on several GPUs slow each other down on the
+shared host), the seconds one student's compile took, the GPUs' idle time, and each GPU's
+busy time. Busy is what batch measures: the seconds a grader process held
 that GPU (its tests, sanitizer and bench, and the CPU work between them), out of the
 grading time after the kit's build; it is slot occupancy, not nvidia-smi's utilisation
 (nothing here samples the GPU). The rest of the time the GPU was idle, and batch says
@@ -161,10 +163,10 @@ def _seconds(values: list[float | None]) -> str:
 
 def table(rows: list[dict], labs: int) -> str:
     """students, labs, GPUs, wall s, kit s, s per student (after the kit), speedup over the
-    first row, seconds per student's compile, GPU seconds waiting for a compile and idle at
+    first row, busy GPU seconds per student, seconds per student's compile, GPU seconds waiting for a compile and idle at
     the end (all GPUs), each GPU's busy time and idle seconds."""
     lines = [f"{'students':>8} {'labs':>4} {'GPUs':>6} {'wall s':>7} {'kit s':>6} {'s/student':>9} {'speedup':>7} "
-             f"{'compile s/st':>12} {'waited for compiles s':>21} {'idle at end s':>13}  "
+             f"{'busy s/st':>9} {'compile s/st':>12} {'waited for compiles s':>21} {'idle at end s':>13}  "
              f"busy per GPU (a grader held it; of the grading time after the kit)"]
     first = None
     for row in rows:
@@ -174,6 +176,7 @@ def table(rows: list[dict], labs: int) -> str:
         gpus = ",".join(row["per_gpu"]) if row["per_gpu"] else row["gpus"]
         uses = list(row["per_gpu"].values())
         compile_per = f"{row['compile_s'] / row['compiled']:.1f}" if row.get("compiled") else "?"
+        busy_per = f"{sum(use['busy_s'] for use in uses) / row['students']:.1f}" if uses and row["students"] else "?"
         waited = _seconds([use.get("waited_s") for use in uses])
         if waited != "?":
             waited += f" ({_seconds([use.get('first_wait_s') for use in uses])} first)"
@@ -190,10 +193,12 @@ def table(rows: list[dict], labs: int) -> str:
                          for gpu, use in row["per_gpu"].items()) or "?"
         lines.append(f"{row['students']:>8} {labs:>4} {gpus:>6} {row['wall_s']:>7.0f} "
                      f"{row['kit_s'] if row['known'] else float('nan'):>6.0f} "
-                     f"{f'{per:.1f}' if per else '?':>9} {speedup:>7} {compile_per:>12} {waited:>21} {tail:>13}  {busy}"
+                     f"{f'{per:.1f}' if per else '?':>9} {speedup:>7} {busy_per:>9} {compile_per:>12} {waited:>21} {tail:>13}  {busy}"
                      + (f"   ({row['parts']} parts)" if row["parts"] > 1 else "")
                      + (f"   (batch exit {row['exit']})" if row["exit"] not in (0, 1) else ""))
-    lines.append("(compile s/st: one student's compile ahead of the graders; waited for compiles: seconds the GPUs "
+    lines.append("(busy s/st: the GPU seconds a student's grading held, all GPUs added over the students: where it "
+                 "grows with more GPUs, the graders slow each other down on the shared host; "
+                 "compile s/st: one student's compile ahead of the graders; waited for compiles: seconds the GPUs "
                  "were free while their next student still compiled, all GPUs added, of them before each GPU's "
                  "first student; idle at end: seconds a GPU had no student left while the others graded their last)")
     return "\n".join(lines)

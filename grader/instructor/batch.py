@@ -10,8 +10,11 @@ builds on a CPU machine).
 
 The class shares one build of the pristine kit (DIR/work/_kit: its judge programs,
 workers and references, built once); a submission costs only its own files' compiles.
-Those run on the cores the graders do not use, several students at a time, ahead of the
-GPUs, while they grade the students before: for each student,
+Those run on the cores the graders do not use, ahead of the GPUs, while they grade the
+students before: up to two students per GPU and one more at a time (each with a core per
+lab), and up to that many plus two per GPU compiling or compiled and not yet graded. Each
+GPU grades the next student whose compile has ended, in the order they end: for each
+student,
 
     python3 -m grader --submission PATH --pristine PRISTINE --build-dir DIR/work/_kit
                       --student-dir DIR/work/STUDENT --build-only [lab ...]
@@ -28,7 +31,9 @@ run): one at a time does that part, the compiles themselves run side by side.
     DIR/reports/STUDENT.json    the grader's report (python3 -m grader report turns it into Markdown ...)
     DIR/logs/STUDENT.log        the grader's output
     DIR/status/STUDENT.json     how the grader process ended (read by --resume and --collect)
-    DIR/timing.json             the last run's wall time, the kit's build, and each GPU's busy time
+    DIR/timing.json             the last run's wall time, the kit's build, the compiles (seconds per
+                                student), and per GPU its busy time and its idle time: waiting for a
+                                compile (the compiles did not keep up) or at the end (no student left)
 
 --resume skips students whose report is complete. --slurm FILE writes a Slurm job array
 (one task per roster row) instead of grading; --collect then assembles the gradebook.
@@ -669,11 +674,19 @@ def split_cores(jobs: int, labs: int = 1) -> tuple[set[int] | None, set[int] | N
 
 
 def build_slots(jobs: int, labs: int, build_cores: set[int] | None) -> int:
-    """How many students' files compile at once, ahead of the graders: enough to keep every
-    GPU fed (one more than the grading jobs), each with a core per lab (its labs compile
-    side by side), never more than the compiles' cores hold."""
+    """How many students' files compile at once, ahead of the graders: two per grading job
+    and one more, so that the GPUs stay fed even where a student's compile takes twice as
+    long as their grading, each with a core per lab (its labs compile side by side), never
+    more than the compiles' cores hold (at least one)."""
     cores = len(build_cores) if build_cores else max(1, (os.cpu_count() or 2) - grader_cores(labs) * jobs)
-    return max(1, min(jobs + 1, cores // max(1, labs)))
+    return max(1, min(2 * jobs + 1, cores // max(1, labs)))
+
+
+def ahead_limit(jobs: int, builders: int) -> int:
+    """How many students may be compiling or compiled and not yet taken by a grader: every
+    compile slot busy and two students ready for each grading job, so that a compile that
+    takes long, or a few students that grade fast, do not leave a GPU waiting."""
+    return builders + 2 * jobs
 
 
 def prepare_kit(layout: Layout, pristine: Path, labs: list[str], timeout: float, grader_args: list[str]) -> bool:
@@ -701,55 +714,119 @@ def prepare_kit(layout: Layout, pristine: Path, labs: list[str], timeout: float,
     return ok
 
 
+def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """`spans` as sorted, disjoint intervals."""
+    out: list[tuple[float, float]] = []
+    for start, end in sorted(spans):
+        if end <= start:
+            continue
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _length(spans: list[tuple[float, float]], since: float = float("-inf"), until: float = float("inf")) -> float:
+    """Seconds the disjoint `spans` cover between `since` and `until`."""
+    return sum(max(0.0, min(end, until) - max(start, since)) for start, end in spans)
+
+
+def _overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Where the disjoint, sorted intervals `a` and `b` overlap."""
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        start, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if start < end:
+            out.append((start, end))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
 class GpuUse:
-    """When each GPU had a grader on it: the busy time of a GPU is the union of its
-    graders' spans (from the process's start to its end), whatever they did meanwhile."""
+    """When each GPU had a grader on it, and when a grading job of it waited for a compile.
+
+    The busy time of a GPU is the union of its graders' spans (from the process's start to
+    its end), whatever they did meanwhile. The rest of the grading time it was idle, either
+    waiting for a compile (a job of that GPU had its next student but that student's files
+    were still compiling: the compiles did not keep up) or at the end (no student was left
+    for it while other GPUs graded their last ones; also the few milliseconds between two
+    students)."""
 
     def __init__(self, gpus: list[str | None]) -> None:
         self.spans: dict[str | None, list[tuple[float, float]]] = {one: [] for one in gpus}
+        self.waits: dict[str | None, list[tuple[float, float]]] = {one: [] for one in gpus}
         self._lock = threading.Lock()
 
     def add(self, one: str | None, start: float, end: float) -> None:
         with self._lock:
             self.spans.setdefault(one, []).append((start, end))
 
+    def add_wait(self, one: str | None, start: float, end: float) -> None:
+        """A grading job of GPU `one` waited from `start` to `end` for its next student's compile."""
+        with self._lock:
+            self.waits.setdefault(one, []).append((start, end))
+
     def busy(self, one: str | None) -> float:
         """Seconds at least one grader held GPU `one`."""
-        total, reach = 0.0, float("-inf")
-        for start, end in sorted(self.spans.get(one, [])):
-            if end > reach:
-                total += end - max(start, reach)
-                reach = end
-        return total
+        return _length(_merged(self.spans.get(one, [])))
+
+    def idle(self, one: str | None, since: float, until: float) -> dict[str, float]:
+        """GPU `one`'s idle seconds between `since` and `until`: `waited_s` for a compile
+        (`first_wait_s` of them before its first student), and `tail_s` otherwise."""
+        busy = _merged(self.spans.get(one, []))
+        waits = _merged(self.waits.get(one, []))
+        waited = _length(waits, since, until) - _length(_overlap(waits, busy), since, until)
+        first = min((start for start, _ in busy), default=until)
+        first_wait = _length(waits, since, min(first, until))
+        tail = (until - since) - _length(busy, since, until) - waited
+        return {"waited_s": max(0.0, waited), "first_wait_s": max(0.0, first_wait), "tail_s": max(0.0, tail)}
 
     def summary(self, since: float, until: float) -> list[dict[str, Any]]:
-        """Per GPU: its busy seconds between `since` and `until`, that span, the share, the students."""
+        """Per GPU: its busy seconds between `since` and `until`, that span, the share, the
+        students, and its idle seconds waiting for a compile and at the end."""
         span = max(until - since, 1e-9)
         out = []
         for one, spans in self.spans.items():
             busy = self.busy(one)
+            idle = self.idle(one, since, until)
             out.append({"gpu": one, "busy_s": round(busy, 1), "of_s": round(span, 1),
-                        "share": round(min(busy / span, 1.0), 3), "students": len(spans)})
+                        "share": round(min(busy / span, 1.0), 3), "students": len(spans),
+                        **{key: round(value, 1) for key, value in idle.items()}})
         return out
 
 
 def gpu_lines(summary: list[dict[str, Any]]) -> list[str]:
-    """`GPU 0: busy 812 s of 843 s (96%), 11 students` per GPU."""
+    """`GPU 0: busy 812 s of 843 s (96%), 11 students; waited 20 s for compiles (3 s before
+    its first student), 11 s idle at the end` per GPU."""
     lines = []
     for one in summary:
         name = f"GPU {one['gpu']}" if one["gpu"] is not None else "no GPU"
         students = f"{one['students']} student{'s' * (one['students'] != 1)}"
-        lines.append(f"  {name}: busy {one['busy_s']:.0f} s of {one['of_s']:.0f} s ({100 * one['share']:.0f}%), "
-                     f"{students}")
+        line = f"  {name}: busy {one['busy_s']:.0f} s of {one['of_s']:.0f} s ({100 * one['share']:.0f}%), {students}"
+        if "waited_s" in one:
+            line += (f"; waited {one['waited_s']:.0f} s for compiles ({one['first_wait_s']:.0f} s before its first "
+                     f"student), {one['tail_s']:.0f} s idle at the end")
+        lines.append(line)
     return lines
+
+
+def compile_line(compiles: dict[str, Any]) -> str:
+    """`compiles: 4.2 s per student (longest 7 s), 5 students at a time on 22 cores; 1 s
+    waiting for the shared kit build's check` (batch's summary)."""
+    cores = f" on {compiles['cores']} cores" if compiles.get("cores") else ""
+    builders = compiles["builders"]
+    return (f"  compiles: {compiles['per_student_s']:.1f} s per student (longest {compiles['max_s']:.0f} s), "
+            f"{builders} student{'s' * (builders != 1)} at a time{cores}; {compiles['kit_check_wait_s']:.0f} s "
+            "waiting for the shared kit build's check")
 
 
 def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, labs: list[str], pristine: Path) -> int:
     gpus = gpu_ids(args.gpus)
     jobs = args.jobs or max(1, len(gpus))
-    slots: queue.Queue[str | None] = queue.Queue()
-    for k in range(jobs):
-        slots.put(gpus[k % len(gpus)] if gpus else None)
     lab_count = len(labs or _kit_labs(pristine)) or 1
     grade_cores, build_cores = split_cores(jobs, lab_count)
     builders = build_slots(jobs, lab_count, build_cores)
@@ -774,86 +851,128 @@ def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, la
     kit_s = time.monotonic() - wall0
     print(f"  the kit's part took {kit_s:.0f} s", flush=True)
 
-    # The compiles run ahead of the graders, a few students at a time, on their own cores;
-    # each runs Ninja in the shared kit build under kit_lock, then compiles beside the others.
-    built: dict[str, concurrent.futures.Future[dict[str, Any]]] = {}
-    ahead = threading.Semaphore(jobs + builders)
+    # The compiles run ahead of the graders, `builders` students at a time, on their own
+    # cores; each runs Ninja in the shared kit build under kit_lock, then compiles beside the
+    # others. A compiled student goes to `ready`; each grading job takes the next one there
+    # (in the order the compiles end), so no GPU waits for one compile while another
+    # student is ready. `ahead` bounds the students compiling or compiled and not taken yet.
+    ready: queue.Queue[tuple[Entry, dict[str, Any], bool]] = queue.Queue()
+    ahead = threading.Semaphore(ahead_limit(jobs, builders))
     kit_lock = threading.Lock()
-    builder = concurrent.futures.ThreadPoolExecutor(max_workers=builders)
+    compiles: list[tuple[float, float]] = []  # (seconds, waited for the kit's check); list.append is atomic
 
-    def build(entry: Entry) -> dict[str, Any]:
-        ahead.acquire()
-        if stop.is_set() or not entry.present:
-            return {"skipped": True}
-        return grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=None,
-                         build_jobs=None, keep_work=True, stop=stop, grader_args=args.grader_arg, phase="build",
-                         cores=build_cores, kit_lock=kit_lock)
-
-    for entry in todo:
-        built[entry.student] = builder.submit(build, entry)
-    use = GpuUse(list(dict.fromkeys(gpus)) if gpus else [None])
-    compiled_s: list[float] = []  # list.append is atomic: the job threads add to it
-
-    def work(entry: Entry) -> dict[str, Any]:
+    def build(entry: Entry) -> None:
+        compiled: dict[str, Any] = {"skipped": True}
+        held = False
         try:
-            compiled = built[entry.student].result()  # its files are compiled (or failed to: the grading says so)
-            compiled_s.append(compiled.get("seconds", 0.0))
-        finally:
-            ahead.release()
-        one = slots.get()
-        try:
+            if not entry.present:
+                return  # nothing to compile: its grading says it is missing
+            while not (held := ahead.acquire(timeout=0.5)):
+                if stop.is_set():
+                    return
             if stop.is_set():
-                return {"student": entry.student, "skipped": True}
+                return
+            asked = time.monotonic()
+            compiled = grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=None,
+                                 build_jobs=None, keep_work=True, stop=stop, grader_args=args.grader_arg,
+                                 phase="build", cores=build_cores, kit_lock=kit_lock)
+            if "started" in compiled:
+                compiles.append((compiled.get("seconds", 0.0), compiled["started"] - asked))
+        finally:
+            ready.put((entry, compiled, held))  # always one per student: each job waits for the one it claimed
+
+    builder = concurrent.futures.ThreadPoolExecutor(max_workers=builders)
+    for entry in todo:
+        builder.submit(build, entry)
+    use = GpuUse(list(dict.fromkeys(gpus)) if gpus else [None])
+    unclaimed = [len(todo)]  # students no job has claimed yet
+    claim_lock = threading.Lock()
+    results: queue.Queue[tuple[Entry, dict[str, Any]]] = queue.Queue()
+
+    def job(one: str | None) -> None:
+        """Grades on GPU `one` (CUDA_VISIBLE_DEVICES) the next compiled student, until none is left."""
+        while not stop.is_set():
+            with claim_lock:
+                if unclaimed[0] == 0:
+                    return  # from here on this job has nothing to grade: its GPU is idle at the end
+                unclaimed[0] -= 1
+            waiting = time.monotonic()
+            entry, compiled, held = ready.get()  # every claim gets one: each build puts one
+            use.add_wait(one, waiting, time.monotonic())
+            if held:
+                ahead.release()
+            if stop.is_set():
+                results.put((entry, {"student": entry.student, "skipped": True}))
+                continue
+            # Its files are compiled (or failed to: the grading says so).
             status = grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=one,
                                build_jobs=None, keep_work=args.keep_work, stop=stop, grader_args=args.grader_arg,
                                phase="grade", cores=grade_cores)
             if "started" in status and "ended" in status:
                 use.add(one, status["started"], status["ended"])
-            return status
-        finally:
-            slots.put(one)
+            results.put((entry, status))
 
     interrupted = False
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(work, entry): entry for entry in todo}
-        pending = set(futures)
-        while pending:
-            try:
-                finished, pending = concurrent.futures.wait(pending, timeout=1.0,
-                                                            return_when=concurrent.futures.FIRST_COMPLETED)
-            except KeyboardInterrupt:
-                if not interrupted:
-                    print("\ninterrupted: stopping the running graders (their partial reports are kept)...",
-                          flush=True)
-                interrupted = True
-                stop.set()
-                continue
-            for future in finished:
-                status = future.result()
-                if status.get("skipped"):
+
+    def report(entry: Entry, status: dict[str, Any]) -> None:
+        nonlocal done
+        if not status.get("skipped"):
+            done += 1
+            print(progress_line(done, count, entry, status, layout, labs), flush=True)
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            running = [pool.submit(job, gpus[k % len(gpus)] if gpus else None) for k in range(jobs)]
+            while True:
+                try:
+                    if all(future.done() for future in running) and results.empty():
+                        break
+                    report(*results.get(timeout=1.0))
+                except queue.Empty:
                     continue
-                done += 1
-                print(progress_line(done, count, futures[future], status, layout, labs), flush=True)
-    builder.shutdown(wait=True)
+                except KeyboardInterrupt:
+                    if not interrupted:
+                        print("\ninterrupted: stopping the running graders (their partial reports are kept)...",
+                              flush=True)
+                    interrupted = True
+                    stop.set()
+            for future in running:
+                future.result()  # a job's own failure (a bug) shows here
+    finally:
+        # Every student was taken (or the run stops): no compile is left to wait for. After a
+        # job's failure this ends the compiles still running or waiting for their turn.
+        stop.set()
+        builder.shutdown(wait=True, cancel_futures=True)
     end = time.monotonic()
     wall = end - wall0
     per_gpu = use.summary(wall0 + kit_s, end)
+    compiled_s = [seconds for seconds, _ in compiles]
+    compile_info = {"students": len(compiled_s), "builders": builders, "ahead": ahead_limit(jobs, builders),
+                    "cores": len(build_cores) if build_cores else None,
+                    "per_student_s": round(sum(compiled_s) / len(compiled_s), 1) if compiled_s else 0.0,
+                    "max_s": round(max(compiled_s, default=0.0), 1),
+                    "kit_check_wait_s": round(sum(wait for _, wait in compiles), 1)}
     timing = {"students": len(todo), "labs": labs or _kit_labs(pristine), "jobs": jobs, "gpus": gpus,
               "builders": builders, "cores": {"graders": len(grade_cores) if grade_cores else None,
                                               "compiles": len(build_cores) if build_cores else None},
               "wall_s": round(wall, 1), "kit_s": round(kit_s, 1), "grading_s": round(wall - kit_s, 1),
-              "compile_s": round(sum(compiled_s), 1), "per_gpu": per_gpu, "interrupted": interrupted}
+              "compile_s": round(sum(compiled_s), 1), "compiles": compile_info, "per_gpu": per_gpu,
+              "waited_s": round(sum(one["waited_s"] for one in per_gpu), 1),
+              "tail_s": round(sum(one["tail_s"] for one in per_gpu), 1), "interrupted": interrupted}
     _write_json(layout.timing, timing)
     if todo:
         grading = timing["grading_s"]
         print(f"{len(todo)} students in {wall:.0f} s: the kit's part {kit_s:.0f} s, then {grading:.0f} s grading "
               f"({grading / len(todo):.1f} s per student)", flush=True)
+        if compiled_s:
+            print(compile_line(compile_info), flush=True)
         if gpus:
             for line in gpu_lines(per_gpu):
                 print(line, flush=True)
             print("  (busy: a grader process held that GPU, from its start to its end: tests, sanitizer, bench and "
-                  "the CPU work between them; the rest of the time the GPU waited for a compile, or for the last "
-                  "students)", flush=True)
+                  "the CPU work between them; waited: the GPU was free but its next student's files were still "
+                  "compiling, the compiles did not keep up; idle at the end: no student was left for it while the "
+                  "other GPUs graded their last ones)", flush=True)
     rows = write_gradebook(entries, layout, labs)
     code = _summary(rows, layout)
     return EXIT_INTERRUPTED if interrupted else code

@@ -11,10 +11,18 @@ GPU and the instructor's kit (with solutions/):
 
 prints one table row per `--gpus` (default: batch's own choice, every GPU): students,
 labs, GPUs, wall time, the kit's one-time build, seconds per student after it, the
-speedup over the first row, and each GPU's busy time. Busy is what batch measures: the
-seconds a grader process held that GPU (its tests, sanitizer and bench, and the CPU work
-between them), out of the grading time after the kit's build; it is slot occupancy, not
-nvidia-smi's utilisation (nothing here samples the GPU). The runs share the class's kit
+speedup over the first row, the GPU seconds one student's grading held (all GPUs added
+over the students: it grows where graders on several GPUs slow each other down on the
+shared host), the seconds one student's compile took, the GPUs' idle time, and each GPU's
+busy time. Busy is what batch measures: the seconds a grader process held
+that GPU (its tests, sanitizer and bench, and the CPU work between them), out of the
+grading time after the kit's build; it is slot occupancy, not nvidia-smi's utilisation
+(nothing here samples the GPU). The rest of the time the GPU was idle, and batch says
+why: "waited for compiles" (its next student's files were still compiling: the compiles
+ahead did not keep up; "first" is the part before each GPU's first student, which no
+compile-ahead can hide) or "idle at end" (no student was left for it while the other
+GPUs graded their last ones: the tail of a class, at most about one student's grading
+per GPU, which weighs less in a larger class). The runs share the class's kit
 build (the first run's wall time holds it; batch reports it apart), and each run's
 gradebook, reports and logs are kept in DIR/run<K>-gpus-<SPEC>/.
 
@@ -95,7 +103,8 @@ def run_batch(out: Path, roster: Path, labs: list[str], gpus: str, grader_args: 
     return {"gpus": gpus, "exit": done.returncode, "wall_s": round(wall, 1),
             "students": timing.get("students", 0), "kit_s": timing.get("kit_s"),
             "grading_s": timing.get("grading_s"), "per_gpu": timing.get("per_gpu", []),
-            "used_gpus": timing.get("gpus", []), "builders": timing.get("builders")}
+            "used_gpus": timing.get("gpus", []), "builders": timing.get("builders"),
+            "compiles": timing.get("compiles")}
 
 
 def keep_run(out: Path, index: int, gpus: str) -> Path:
@@ -112,11 +121,17 @@ def keep_run(out: Path, index: int, gpus: str) -> Path:
     return kept
 
 
+IDLE = ("waited_s", "first_wait_s", "tail_s")  # batch's idle seconds per GPU (absent from an older batch's)
+
+
 def combine(parts: list[dict]) -> dict:
-    """The parts of one GPU set added up: students, wall, kit and grading seconds, and per
-    GPU the busy seconds, the seconds it could have been, and the students it graded."""
+    """The parts of one GPU set added up: students, wall, kit and grading seconds; the
+    students compiled and their compile seconds; and per GPU the busy seconds, the seconds
+    it could have been, the students it graded, and its idle seconds waiting for a compile
+    and at the end (None where a part does not tell them)."""
     total = {"gpus": parts[0]["gpus"], "parts": len(parts), "students": 0, "wall_s": 0.0, "kit_s": 0.0,
-             "grading_s": 0.0, "per_gpu": {}, "exit": max(part["exit"] for part in parts), "known": True}
+             "grading_s": 0.0, "per_gpu": {}, "exit": max(part["exit"] for part in parts), "known": True,
+             "compiled": 0, "compile_s": 0.0, "compile_max_s": 0.0}
     for part in parts:
         total["students"] += part["students"]
         total["wall_s"] += part["wall_s"]
@@ -125,18 +140,33 @@ def combine(parts: list[dict]) -> dict:
             continue
         total["kit_s"] += part["kit_s"] or 0.0
         total["grading_s"] += part["grading_s"]
+        compiles = part.get("compiles") or {}
+        if compiles.get("students"):
+            total["compiled"] += compiles["students"]
+            total["compile_s"] += compiles["per_student_s"] * compiles["students"]
+            total["compile_max_s"] = max(total["compile_max_s"], compiles.get("max_s", 0.0))
         for one in part["per_gpu"]:
-            use = total["per_gpu"].setdefault(str(one["gpu"]), {"busy_s": 0.0, "of_s": 0.0, "students": 0})
+            use = total["per_gpu"].setdefault(str(one["gpu"]), {"busy_s": 0.0, "of_s": 0.0, "students": 0,
+                                                                **dict.fromkeys(IDLE, 0.0)})
             use["busy_s"] += one["busy_s"]
             use["of_s"] += one["of_s"]
             use["students"] += one["students"]
+            for key in IDLE:
+                use[key] = None if use[key] is None or one.get(key) is None else use[key] + one[key]
     return total
+
+
+def _seconds(values: list[float | None]) -> str:
+    """The sum of `values` in whole seconds, or "?" where one is not known."""
+    return "?" if not values or None in values else f"{sum(values):.0f}"
 
 
 def table(rows: list[dict], labs: int) -> str:
     """students, labs, GPUs, wall s, kit s, s per student (after the kit), speedup over the
-    first row, each GPU's busy time."""
-    lines = [f"{'students':>8} {'labs':>4} {'GPUs':>6} {'wall s':>7} {'kit s':>6} {'s/student':>9} {'speedup':>7}  "
+    first row, busy GPU seconds per student, seconds per student's compile, GPU seconds waiting for a compile and idle at
+    the end (all GPUs), each GPU's busy time and idle seconds."""
+    lines = [f"{'students':>8} {'labs':>4} {'GPUs':>6} {'wall s':>7} {'kit s':>6} {'s/student':>9} {'speedup':>7} "
+             f"{'busy s/st':>9} {'compile s/st':>12} {'waited for compiles s':>21} {'idle at end s':>13}  "
              f"busy per GPU (a grader held it; of the grading time after the kit)"]
     first = None
     for row in rows:
@@ -144,14 +174,33 @@ def table(rows: list[dict], labs: int) -> str:
         first = first or per
         speedup = f"{first / per:.2f}x" if per and first else "?"
         gpus = ",".join(row["per_gpu"]) if row["per_gpu"] else row["gpus"]
+        uses = list(row["per_gpu"].values())
+        compile_per = f"{row['compile_s'] / row['compiled']:.1f}" if row.get("compiled") else "?"
+        busy_per = f"{sum(use['busy_s'] for use in uses) / row['students']:.1f}" if uses and row["students"] else "?"
+        waited = _seconds([use.get("waited_s") for use in uses])
+        if waited != "?":
+            waited += f" ({_seconds([use.get('first_wait_s') for use in uses])} first)"
+        tail = _seconds([use.get("tail_s") for use in uses])
+
+        def idle(use: dict) -> str:
+            if use.get("waited_s") is None or use.get("tail_s") is None:
+                return ""
+            return f", waited {use['waited_s']:.0f} s, idle at end {use['tail_s']:.0f} s"
+
         busy = "; ".join(f"{gpu}: {use['busy_s']:.0f} s of {use['of_s']:.0f} s "
                          f"({100 * use['busy_s'] / use['of_s'] if use['of_s'] else 0:.0f}%), {use['students']} st."
+                         + idle(use)
                          for gpu, use in row["per_gpu"].items()) or "?"
         lines.append(f"{row['students']:>8} {labs:>4} {gpus:>6} {row['wall_s']:>7.0f} "
                      f"{row['kit_s'] if row['known'] else float('nan'):>6.0f} "
-                     f"{f'{per:.1f}' if per else '?':>9} {speedup:>7}  {busy}"
+                     f"{f'{per:.1f}' if per else '?':>9} {speedup:>7} {busy_per:>9} {compile_per:>12} {waited:>21} {tail:>13}  {busy}"
                      + (f"   ({row['parts']} parts)" if row["parts"] > 1 else "")
                      + (f"   (batch exit {row['exit']})" if row["exit"] not in (0, 1) else ""))
+    lines.append("(busy s/st: the GPU seconds a student's grading held, all GPUs added over the students: where it "
+                 "grows with more GPUs, the graders slow each other down on the shared host; "
+                 "compile s/st: one student's compile ahead of the graders; waited for compiles: seconds the GPUs "
+                 "were free while their next student still compiled, all GPUs added, of them before each GPU's "
+                 "first student; idle at end: seconds a GPU had no student left while the others graded their last)")
     return "\n".join(lines)
 
 

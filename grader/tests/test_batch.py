@@ -45,7 +45,8 @@ FAKE_GRADER = """
             time.sleep(seconds("FAKE_KIT_S"))  # Ninja in the shared kit build
             t1 = time.monotonic()
             print("compiling the student files of 2 lab(s)...", flush=True)
-            time.sleep(seconds("FAKE_COMPILE_S"))
+            own = os.path.join(opt("--submission"), "compile_s.txt")  # this submission's own compile time
+            time.sleep(float(open(own).read()) if os.path.exists(own) else seconds("FAKE_COMPILE_S"))
             span(who=who, kit=[t0, t1], compile=[t1, time.monotonic()])
             open(os.environ["FAKE_CALLS"] + ".built", "a").write(who + "\\n")
         sys.exit(0)
@@ -449,36 +450,163 @@ class ScaleTest(BatchTestCase):
             self.assertRegex(out, rf"GPU {one}: busy \d+ s of \d+ s \(\d+%\), {graded} students?")
         self.assertIn(f"[1/4]", out)
         self.assertRegex(out, r"\(\d+ s on GPU [01]\)")
+        # The compiles: each student's, and the summary line.
+        compiles = timing["compiles"]
+        self.assertEqual((compiles["students"], compiles["builders"]), (4, 2))
+        self.assertGreaterEqual(compiles["per_student_s"], 1.7)  # the kit's check and the compile, at least
+        self.assertGreaterEqual(compiles["max_s"], compiles["per_student_s"])
+        self.assertGreaterEqual(compiles["kit_check_wait_s"], 0.2)  # the second waited for the first's check
+        self.assertAlmostEqual(timing["compile_s"], 4 * compiles["per_student_s"], delta=0.3)
+        self.assertRegex(out, r"\n  compiles: [\d.]+ s per student \(longest \d+ s\), 2 students at a time; \d+ s "
+                              r"waiting for the shared kit build's check\n")
+        # Busy, waited for a compile and idle at the end make up each GPU's grading time.
+        for use in per_gpu.values():
+            self.assertAlmostEqual(use["busy_s"] + use["waited_s"] + use["tail_s"], use["of_s"], delta=0.3)
+        self.assertEqual(timing["waited_s"], round(sum(use["waited_s"] for use in per_gpu.values()), 1))
 
-    # Busy time is the union of the graders' spans on a GPU (two jobs sharing one count once).
+    def run_class(self, students: dict[str, float], gpus: str, slots: int, grade_s: float) -> tuple[str, dict]:
+        """Grades students (name -> seconds their compile takes) on `gpus` with `slots`
+        compiles at a time; returns batch's output and its timing.json."""
+        for name, compile_s in students.items():
+            (self.submission(name, "score 100") / "compile_s.txt").write_text(str(compile_s))
+        roster = self.roster([(n, f"subs/{n}") for n in students])
+        self.mock(batch.gpu, "devices", return_value=[gpu.Device(i, "NVIDIA H100", "9.0", 81559) for i in "01"])
+        self.mock(batch, "split_cores", return_value=(None, None))
+        self.mock(batch, "build_slots", return_value=slots)
+        with mock.patch.dict(os.environ, {"FAKE_GRADE_S": str(grade_s)}):
+            code, out, err = self.main(str(roster), "--out", str(self.out), "--gpus", gpus, "--labs", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        return out, json.loads((self.out / "timing.json").read_text())
+
+    # Compiles that cannot keep up: one at a time, each longer than a grading. The GPUs'
+    # idle time shows as waiting for compiles, most of it between students, and the
+    # summary says so.
+    def test_starved_gpus_show(self):
+        out, timing = self.run_class({name: 1.0 for name in "abcd"}, "0,1", slots=1, grade_s=0.2)
+        per_gpu = {one["gpu"]: one for one in timing["per_gpu"]}
+        self.assertGreaterEqual(timing["waited_s"], 3.5, timing)  # about 6 s of the GPUs' 8.5 s
+        self.assertLess(timing["tail_s"], timing["waited_s"], timing)
+        for use in per_gpu.values():
+            self.assertGreaterEqual(use["first_wait_s"], 0.9, use)  # the first compile ends after 1 s
+            self.assertLessEqual(use["first_wait_s"], use["waited_s"])
+            self.assertAlmostEqual(use["busy_s"] + use["waited_s"] + use["tail_s"], use["of_s"], delta=0.3)
+        self.assertGreaterEqual(max(use["waited_s"] - use["first_wait_s"] for use in per_gpu.values()), 0.7)
+        self.assertGreaterEqual(timing["compiles"]["per_student_s"], 1.0)
+        self.assertRegex(out, r"GPU 0: busy \d+ s of \d+ s \(\d+%\), \d students?; waited [1-9]\d* s for compiles "
+                              r"\([1-9]\d* s before its first student\), \d+ s idle at the end")
+
+    # Compiles well ahead, an odd class on two GPUs: one GPU grades the last student while
+    # the other has none left. That shows as idle at the end, not as waiting.
+    def test_tail_shows(self):
+        out, timing = self.run_class({name: 0.05 for name in "abc"}, "0,1", slots=3, grade_s=1.0)
+        per_gpu = sorted(timing["per_gpu"], key=lambda one: one["students"])
+        self.assertEqual([one["students"] for one in per_gpu], [1, 2])
+        self.assertGreaterEqual(per_gpu[0]["tail_s"], 0.8, per_gpu)  # the last student's grading
+        self.assertLess(per_gpu[1]["tail_s"], 0.3, per_gpu)
+        for use in per_gpu:
+            self.assertLess(use["waited_s"], 0.6, use)  # only the first compile (and the fake's start)
+        self.assertLess(timing["waited_s"], timing["tail_s"])
+
+    # A student whose compile ends first is graded first: a GPU never waits for one slow
+    # compile while another student is ready.
+    def test_grades_in_the_order_compiles_end(self):
+        out, timing = self.run_class({"slow": 2.0, "quick": 0.05}, "0,", slots=2, grade_s=0.2)
+        grades = sorted((span["grade"][0], span["who"]) for span in self.spans() if "grade" in span)
+        self.assertEqual([who for _, who in grades], ["quick", "slow"])
+        self.assertRegex(out, r"\[1/2\] quick: .*\n\[2/2\] slow: ")
+        built = {span["who"]: span["compile"] for span in self.spans() if "compile" in span}
+        self.assertLess(grades[0][0], built["slow"][1])  # graded while the slow one still compiled
+
+    # Busy time is the union of the graders' spans on a GPU (two jobs sharing one count once);
+    # the rest is idle: waiting for a compile where a job of that GPU waited for its next
+    # student (and no other grader held it), at the end otherwise.
     def test_gpu_use(self):
         use = batch.GpuUse(["0", "1"])
+        use.add_wait("0", 10.0, 10.0)
         use.add("0", 10.0, 14.0)
-        use.add("0", 12.0, 16.0)  # --jobs 3 on 2 GPUs: overlaps the first
+        use.add_wait("0", 10.0, 12.0)  # --jobs 3 on 2 GPUs: a second job waits while the first holds GPU 0
+        use.add("0", 12.0, 16.0)  # ... then overlaps it
+        use.add_wait("0", 16.0, 20.0)  # its next student still compiled
         use.add("0", 20.0, 21.0)
-        use.add("1", 10.0, 11.0)
+        use.add_wait("1", 9.0, 11.0)  # partly before the grading time: not counted
+        use.add("1", 11.0, 12.0)
         self.assertEqual(use.busy("0"), 7.0)
         summary = {one["gpu"]: one for one in use.summary(10.0, 24.0)}
-        self.assertEqual(summary["0"], {"gpu": "0", "busy_s": 7.0, "of_s": 14.0, "share": 0.5, "students": 3})
-        self.assertEqual(summary["1"]["share"], round(1 / 14, 3))
+        self.assertEqual(summary["0"], {"gpu": "0", "busy_s": 7.0, "of_s": 14.0, "share": 0.5, "students": 3,
+                                        "waited_s": 4.0, "first_wait_s": 0.0, "tail_s": 3.0})
+        self.assertEqual(summary["1"], {"gpu": "1", "busy_s": 1.0, "of_s": 14.0, "share": round(1 / 14, 3),
+                                        "students": 1, "waited_s": 1.0, "first_wait_s": 1.0, "tail_s": 12.0})
         self.assertEqual(batch.gpu_lines(use.summary(10.0, 24.0)),
-                         ["  GPU 0: busy 7 s of 14 s (50%), 3 students", "  GPU 1: busy 1 s of 14 s (7%), 1 student"])
+                         ["  GPU 0: busy 7 s of 14 s (50%), 3 students; waited 4 s for compiles (0 s before its first "
+                          "student), 3 s idle at the end",
+                          "  GPU 1: busy 1 s of 14 s (7%), 1 student; waited 1 s for compiles (1 s before its first "
+                          "student), 12 s idle at the end"])
+        # An older summary without the idle figures reads as before.
+        self.assertEqual(batch.gpu_lines([{"gpu": "0", "busy_s": 5.0, "of_s": 10.0, "share": 0.5, "students": 1}]),
+                         ["  GPU 0: busy 5 s of 10 s (50%), 1 student"])
+        # A GPU that never had a student: all its wait came before its first (there was none).
+        use = batch.GpuUse(["0"])
+        use.add_wait("0", 0.0, 3.0)
+        self.assertEqual(use.idle("0", 0.0, 5.0), {"waited_s": 3.0, "first_wait_s": 3.0, "tail_s": 2.0})
+
+    def test_compile_line(self):
+        self.assertEqual(batch.compile_line({"per_student_s": 4.24, "max_s": 7.4, "builders": 5, "cores": 22,
+                                             "kit_check_wait_s": 1.2}),
+                         "  compiles: 4.2 s per student (longest 7 s), 5 students at a time on 22 cores; 1 s waiting "
+                         "for the shared kit build's check")
+        self.assertEqual(batch.compile_line({"per_student_s": 3.0, "max_s": 3.0, "builders": 1, "cores": None,
+                                             "kit_check_wait_s": 0.0}),
+                         "  compiles: 3.0 s per student (longest 3 s), 1 student at a time; 0 s waiting for the "
+                         "shared kit build's check")
 
     # Cores: each grading job keeps a judge and a worker per lab tested at once; the
-    # compiles get the rest, one student per core per lab, one more student than GPUs.
+    # compiles get the rest, one student per core per lab, up to two students per grading
+    # job and one more; the compiles may run ahead by every slot and two per job.
     def test_cores(self):
         with mock.patch.object(batch.os, "sched_getaffinity", return_value=set(range(16))):
             graders, compiles = batch.split_cores(1, 2)
             self.assertEqual((len(graders), len(compiles)), (5, 11))
-            self.assertEqual(batch.build_slots(1, 2, compiles), 2)
+            self.assertEqual(batch.build_slots(1, 2, compiles), 3)
             self.assertEqual(batch.split_cores(2, 6), (None, None))  # 18 cores wanted for the graders alone
         with mock.patch.object(batch.os, "sched_getaffinity", return_value=set(range(32))):
-            graders, compiles = batch.split_cores(2, 2)
+            graders, compiles = batch.split_cores(2, 2)  # the 2-GPU host of 32 cores
             self.assertEqual((len(graders), len(compiles)), (10, 22))
             self.assertFalse(graders & compiles)
-            self.assertEqual(batch.build_slots(2, 2, compiles), 3)
+            self.assertEqual(batch.build_slots(2, 2, compiles), 5)
+            self.assertEqual(batch.build_slots(2, 10, compiles), 2)  # ten labs a student: the cores bound it
+        with mock.patch.object(batch.os, "sched_getaffinity", return_value=set(range(128))):
+            graders, compiles = batch.split_cores(8, 2)
+            self.assertEqual((len(graders), len(compiles)), (40, 88))
+            self.assertEqual(batch.build_slots(8, 2, compiles), 17)
         self.assertEqual(batch.build_slots(2, 4, set(range(5))), 1)
         self.assertEqual(batch.build_slots(1, 1, set(range(1))), 1)
+        self.assertEqual(batch.build_slots(4, 2, set(range(10))), 5)
+        with mock.patch.object(batch.os, "cpu_count", return_value=8):  # no cores to pin: what is left over
+            self.assertEqual(batch.build_slots(1, 1, None), 3)  # 8 - 3 for the grader
+            self.assertEqual(batch.build_slots(2, 2, None), 1)  # 8 - 10: at least one
+        self.assertEqual((batch.ahead_limit(1, 3), batch.ahead_limit(2, 5)), (5, 9))
+
+    # A grading job that fails (a bug in batch, say) ends the run with its error; the
+    # compiles still queued do not keep it waiting.
+    def test_job_failure_ends_the_run(self):
+        for name in "abcdef":
+            self.submission(name, "score 100")
+        roster = self.roster([(n, f"subs/{n}") for n in "abcdef"])
+        self.mock(batch, "split_cores", return_value=(None, None))
+        self.mock(batch, "build_slots", return_value=1)
+        real = batch.grade_one
+
+        def failing(entry, *args, phase="all", **kwargs):
+            if phase == "grade":
+                raise RuntimeError("a bug")
+            return real(entry, *args, phase=phase, **kwargs)
+
+        self.mock(batch, "grade_one", new=failing)
+        start = time.monotonic()
+        with mock.patch.dict(os.environ, {"FAKE_COMPILE_S": "0.5"}), self.assertRaisesRegex(RuntimeError, "a bug"):
+            self.main(str(roster), "--out", str(self.out), "--labs", "vectorAdd")
+        self.assertLess(time.monotonic() - start, 4)  # not the six compiles one after the other
+        self.assertLess(len(Path(str(self.calls) + ".built").read_text().split()), 6)
 
     # The compiles wait for this line of the grader before the next one starts.
     def test_kit_ready_marker(self):

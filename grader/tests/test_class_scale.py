@@ -66,13 +66,19 @@ class ClassScaleTest(unittest.TestCase):
         self.assertEqual(sorted(calls), sorted(["student000", "student001", "student002"] * 2))
         # The table: one row per run, the busy time of each GPU it used.
         rows = text[text.index("students labs"):].splitlines()
-        self.assertEqual(len(rows), 3, text)
-        self.assertRegex(rows[1], r"^\s+3\s+2\s+0\s+\d+\s+\d+\s+[\d.]+\s+1\.00x  0: \d+ s of \d+ s \(\d+%\), 3 st\.$")
-        self.assertRegex(rows[2], r"^\s+3\s+2\s+0,1\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+x  0: .*, \d st\.; 1: .*, \d st\.$")
+        self.assertEqual(len(rows), 4, text)  # the header, two runs, the legend
+        idle = r", waited \d+ s, idle at end \d+ s"
+        self.assertRegex(rows[1], r"^\s+3\s+2\s+0\s+\d+\s+\d+\s+[\d.]+\s+1\.00x\s+[\d.]+\s+[\d.]+\s+\d+ \(\d+ first\)\s+\d+  "
+                                  rf"0: \d+ s of \d+ s \(\d+%\), 3 st\.{idle}$")
+        self.assertRegex(rows[2], r"^\s+3\s+2\s+0,1\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+x\s+[\d.]+\s+[\d.]+\s+\d+ \(\d+ first\)\s+\d+  "
+                                  rf"0: .*, \d st\.{idle}; 1: .*, \d st\.{idle}$")
+        self.assertTrue(rows[3].startswith("(busy s/st: "), rows[3])
         second = parts[1]
         self.assertEqual(sum(one["students"] for one in second["per_gpu"]), 3)
+        self.assertEqual(second["compiles"]["students"], 3)
         for one in second["per_gpu"]:
             self.assertGreaterEqual(one["busy_s"], 0.2 * one["students"] - 0.05)
+            self.assertAlmostEqual(one["busy_s"] + one["waited_s"] + one["tail_s"], one["of_s"], delta=0.3)
 
     # In parts: --limit grades some, --resume the rest; the table adds them up.
     def test_parts(self):
@@ -88,6 +94,49 @@ class ClassScaleTest(unittest.TestCase):
         self.assertRegex(text, r"\n\s+3\s+1\s+0,1 .*\(2 parts\)")
         with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
             class_scale.main(["--out", str(out), "--gpus", "0", "--gpus", "1", "--limit", "1"])
+
+
+# The table from parts' figures: the idle seconds added up over the parts and the GPUs, the
+# compile seconds per student over every student compiled; "?" where a part (written by an
+# older batch) does not tell them.
+class TableTest(unittest.TestCase):
+    @staticmethod
+    def part(gpus: str, students: int, grading_s: float, per_gpu: list[dict], compiles: dict | None) -> dict:
+        return {"gpus": gpus, "exit": 0, "wall_s": grading_s + 2, "students": students, "kit_s": 2.0,
+                "grading_s": grading_s, "per_gpu": per_gpu, "compiles": compiles}
+
+    def test_idle_columns(self):
+        one = self.part("0", 12, 147.2, [{"gpu": "0", "busy_s": 144.3, "of_s": 147.2, "students": 12,
+                                          "waited_s": 2.4, "first_wait_s": 2.4, "tail_s": 0.5}],
+                        {"students": 12, "per_student_s": 3.5, "max_s": 5.0})
+        first = self.part("0,1", 8, 50.0, [{"gpu": "0", "busy_s": 48.0, "of_s": 50.0, "students": 4, "waited_s": 1.5,
+                                            "first_wait_s": 1.5, "tail_s": 0.5},
+                                           {"gpu": "1", "busy_s": 40.0, "of_s": 50.0, "students": 4, "waited_s": 6.0,
+                                            "first_wait_s": 2.0, "tail_s": 4.0}],
+                          {"students": 8, "per_student_s": 4.0, "max_s": 6.0})
+        second = self.part("0,1", 4, 30.0, [{"gpu": "0", "busy_s": 25.0, "of_s": 30.0, "students": 2, "waited_s": 1.0,
+                                             "first_wait_s": 1.0, "tail_s": 4.0},
+                                            {"gpu": "1", "busy_s": 28.0, "of_s": 30.0, "students": 2, "waited_s": 1.0,
+                                             "first_wait_s": 1.0, "tail_s": 1.0}],
+                           {"students": 4, "per_student_s": 7.0, "max_s": 9.0})
+        both = class_scale.combine([first, second])
+        self.assertEqual(both["per_gpu"]["1"], {"busy_s": 68.0, "of_s": 80.0, "students": 6, "waited_s": 7.0,
+                                                "first_wait_s": 3.0, "tail_s": 5.0})
+        self.assertEqual((both["compiled"], both["compile_s"], both["compile_max_s"]), (12, 60.0, 9.0))
+        lines = class_scale.table([class_scale.combine([one]), both], 2).splitlines()
+        self.assertIn("busy s/st compile s/st waited for compiles s idle at end s", lines[0])
+        self.assertRegex(lines[1], r"^\s+12\s+2\s+0\s+149\s+2\s+12\.3\s+1\.00x\s+12\.0\s+3\.5\s+2 \(2 first\)\s+0  "
+                                   r"0: 144 s of 147 s \(98%\), 12 st\., waited 2 s, idle at end 0 s$")
+        # 12.3 / 6.7 s per student; (73 + 68) s busy / 12 students; 60 s / 12 compiles; 2.5 + 7 s waited, 1.5 + 3 s of it first; 4.5 + 5 s at the end.
+        self.assertRegex(lines[2], r"^\s+12\s+2\s+0,1\s+84\s+4\s+6\.7\s+1\.84x\s+11\.8\s+5\.0\s+10 \(6 first\)\s+10  "
+                                   r"0: 73 s of 80 s \(91%\), 6 st\., waited 2 s, idle at end 4 s; "
+                                   r"1: 68 s of 80 s \(85%\), 6 st\., waited 7 s, idle at end 5 s   \(2 parts\)$")
+        # A part from an older batch: no idle figures, no compiles (busy: 173.3 s / 15 students).
+        old = self.part("0", 3, 30.0, [{"gpu": "0", "busy_s": 29.0, "of_s": 30.0, "students": 3}], None)
+        mixed = class_scale.combine([old, one])
+        self.assertIsNone(mixed["per_gpu"]["0"]["waited_s"])
+        row = class_scale.table([mixed], 2).splitlines()[1]
+        self.assertRegex(row, r"1\.00x\s+11\.6\s+3\.5\s+\?\s+\?  0: 173 s of 177 s \(98%\), 15 st\.   \(2 parts\)$")
 
 
 REAL_MAKE_CLASS = class_scale.make_class

@@ -282,9 +282,12 @@ bool is_cuda_address(std::uint64_t word) {
   return false;
 }
 
-// A digest of a launch's argument values, every 8-byte-aligned word that is an address
-// left out: the same call on the same data gives the same digest in every run (0: not
-// known, before CUDA 12.4, which can say how large each argument is).
+// A digest of a launch's scalar argument values (1, 2, 4 or 8 bytes), every one that is an
+// address left out: the same call on the same data gives the same digest in every run
+// (0: not known, before CUDA 12.4, which can say how large each argument is). A larger
+// argument, a struct passed by value, counts by its size alone: its padding bytes are
+// whatever the host's stack held (they differ from run to run, more so under a tool),
+// and the runtime does not say where they are.
 std::uint64_t arguments_digest(const void* func, void** args) {
 #if CUDART_VERSION < 12040
   (void)func;
@@ -299,6 +302,7 @@ std::uint64_t arguments_digest(const void* func, void** args) {
     if (value == nullptr) break;
     const std::uint64_t header[2] = {i, size};
     mix(digest, reinterpret_cast<const unsigned char*>(header), sizeof header);
+    if (size != 1 && size != 2 && size != 4 && size != 8) continue;  // a struct: its size only (above)
     for (std::size_t b = 0; b < size;) {
       if (b % 8 == 0 && size - b >= 8) {
         std::uint64_t word = 0;

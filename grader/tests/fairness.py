@@ -16,9 +16,13 @@ The judge's bench runs with the CUDA_DEVICE_MAX_CONNECTIONS the grader gives it
 the driver's default.
 
 Prints one row per variant and workload (whether the grade uses the workload, the
-reference's time per call, direct ratio, judge ratio, difference) and the boundary's
-cost per call; exits 1 when a graded workload's difference exceeds --tolerance (default
-2%), or any workload's with --all-workloads.
+reference's time per call, direct ratio, judge ratio, difference, then both paths'
+absolute times per call and their difference in microseconds; a row per workload for
+the reference itself) and the boundary's cost per call; exits 1 when a graded
+workload's difference exceeds --tolerance (default 2%), or any workload's with
+--all-workloads. With --control the direct bench runs twice and a last column gives the
+second run's difference from the first: the spread of the bench itself from one process
+to the next, against which the judge's difference is to be read.
 
 The ungraded workloads include calls of a few tens of microseconds, mostly kernel
 launches (sort at n = 16384: about a hundred launches). Their time depends on how fast
@@ -103,17 +107,26 @@ def row(lab: str, workload: str, variant: str, facts: tuple[bool, float | None],
 
 
 def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance: float,
-            tmp: Path, connections: int = 0,
-            direct_connections: int = 0) -> tuple[list[str], float, float, dict[str, Any] | None]:
+            tmp: Path, connections: int = 0, direct_connections: int = 0,
+            control: bool = False) -> tuple[list[str], float, float, dict[str, Any] | None, float]:
+    """The lab's rows, the largest difference (all workloads, graded ones), the judge's
+    boundary figures, and with `control` the largest difference between two direct runs
+    (the bench's own spread from one process to the next), else 0."""
     library = build / "lib" / f"lib{lab}_solution.so"
-    direct = bench([str(build / "bin" / f"{lab}_solution_bench"), f"--reference={library}", *common],
-                   tmp / f"{lab}.direct.json", timeout, grade.connections_environment(direct_connections))
+    direct_command = [str(build / "bin" / f"{lab}_solution_bench"), f"--reference={library}", *common]
+    direct = bench(direct_command, tmp / f"{lab}.direct.json", timeout, grade.connections_environment(direct_connections))
+    again = None
+    if control:
+        again = bench(direct_command, tmp / f"{lab}.direct2.json", timeout,
+                      grade.connections_environment(direct_connections))
     judged = bench([str(build / "bin" / f"{lab}_judge_bench"), f"--impl={library}", f"--reference={library}",
                     *common], tmp / f"{lab}.judge.json", timeout,
                    grade.connections_environment(connections))
-    if direct is None or judged is None:
-        return [f"{lab}: a bench failed"], float("inf"), float("inf"), None
+    if direct is None or judged is None or (control and again is None):
+        return [f"{lab}: a bench failed"], float("inf"), float("inf"), None, 0.0
     a, b = ratios(direct), ratios(judged)
+    c = ratios(again) if again is not None else {}
+    spread = 0.0
     ta, tb = times(direct), times(judged)
     facts = workload_facts(direct)
     rows, worst, worst_graded = [], 0.0, 0.0
@@ -124,15 +137,23 @@ def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance:
         if graded[0]:
             worst_graded = max(worst_graded, abs(diff))
         mark = "" if abs(diff) <= tolerance else "  <-- beyond tolerance"
+        own = ""
+        if control:
+            if key in c:
+                own_diff = c[key] / a[key] - 1.0
+                spread = max(spread, abs(own_diff))
+                own = f" {100 * own_diff:+7.2f}%"
+            else:
+                own = f" {'-':>8}"
         rows.append(row(lab, key[0], key[1], graded, f"{a[key]:8.3f} {b[key]:8.3f} {100 * diff:+7.2f}% "
-                        f"{absolute(ta.get(key), tb.get(key))}{mark}"))
+                        f"{absolute(ta.get(key), tb.get(key))}{own}{mark}"))
     for name in sorted({workload for workload, _ in a}):
         key = (name, "reference")
         rows.append(row(lab, name, "(the reference)", facts.get(name, (False, None)),
                         f"{1.0:8.3f} {1.0:8.3f} {0.0:+7.2f}% {absolute(ta.get(key), tb.get(key))}"))
     for key in sorted(a.keys() ^ b.keys()):
         rows.append(row(lab, key[0], key[1], facts.get(key[0], (False, None)), "timed in one run only"))
-    return rows, worst, worst_graded, judged.get("judge")
+    return rows, worst, worst_graded, judged.get("judge"), spread
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,6 +170,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--direct-connections", type=int, default=0,
                         help="CUDA_DEVICE_MAX_CONNECTIONS of the direct bench (default 0: the driver's default); "
                              "the same as the judge's tells whether the queues explain a difference")
+    parser.add_argument("--control", action="store_true",
+                        help="run the direct bench twice and print the second run's difference from the first "
+                             "(column 'direct 2'): a judge difference no larger than that is the benches' own "
+                             "spread from one process to the next, not the judge's doing")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep both benches' JSON of every lab in DIR (<lab>.direct.json, <lab>.judge.json)")
     parser.add_argument("--all-workloads", action="store_true",
@@ -161,16 +186,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     common = ["--no-cpu", f"--seed={args.seed}", f"--max-time={args.max_time}"]
     print(f"{'lab':<15} {'workload':<38} {'graded':<6} {'ref ms':>9} {'variant':<24} {'direct':>8} {'judge':>8} {'diff':>8}"
-          f" {'direct ms':>9} {'judge ms':>9} {'diff us':>8}")
-    worst_all = worst_graded_all = 0.0
+          f" {'direct ms':>9} {'judge ms':>9} {'diff us':>8}" + (f" {'direct 2':>8}" if args.control else ""))
+    worst_all = worst_graded_all = spread_all = 0.0
     with tempfile.TemporaryDirectory(prefix="labkit-fairness-") as tmp:
         where = Path(tmp)
         if args.keep:
             args.keep.mkdir(parents=True, exist_ok=True)
             where = args.keep
         for lab in labs:
-            rows, worst, worst_graded, judge = compare(lab, args.build_dir.resolve(), common, args.timeout, args.tolerance,
-                                                       where, args.judge_connections, args.direct_connections)
+            rows, worst, worst_graded, judge, spread = compare(
+                lab, args.build_dir.resolve(), common, args.timeout, args.tolerance, where, args.judge_connections,
+                args.direct_connections, args.control)
+            spread_all = max(spread_all, spread)
             print("\n".join(rows), flush=True)
             if judge:
                 cost = judge.get("boundary", {})
@@ -181,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
             worst_graded_all = max(worst_graded_all, worst_graded)
     print(f"\nlargest difference on the graded workloads: {100 * worst_graded_all:.2f}%, "
           f"on all workloads: {100 * worst_all:.2f}% (tolerance {100 * args.tolerance:.1f}%)")
+    if args.control:
+        print(f"largest difference between the two direct runs (the benches' own spread): {100 * spread_all:.2f}%")
     limit = worst_all if args.all_workloads else worst_graded_all
     return 0 if limit <= args.tolerance else 1
 

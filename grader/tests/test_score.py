@@ -275,6 +275,35 @@ class FairnessTest(unittest.TestCase):
         self.assertRegex(text, r"big\s+yes\s+5\.000 v\s+2\.000\s+2\.000\s+\+0\.00%\s+2\.5000\s+2\.5020\s+\+2\.00")
         self.assertRegex(text, r"big\s+yes\s+5\.000 \(the reference\)\s+1\.000\s+1\.000\s+\+0\.00%\s+5\.0000\s+5\.0040\s+\+4\.00")
 
+    def test_control_runs_the_direct_bench_twice(self):
+        import contextlib
+        import io
+        from grader.tests import fairness
+        with tempfile.TemporaryDirectory() as tmp:
+            build = Path(tmp)
+            self.fake_bench(build, "sort_judge_bench", 1.0)
+            # A direct bench whose short workload is 5% faster on its second run.
+            script = build / "bin" / "sort_solution_bench"
+            script.write_text(
+                "#!/usr/bin/env python3\nimport json, os, sys\n"
+                f"count = os.path.join({json.dumps(tmp)}, 'runs')\n"
+                "runs = int(open(count).read()) if os.path.exists(count) else 0\n"
+                "open(count, 'w').write(str(runs + 1))\n"
+                "speed = 1.05 if runs else 1.0\n"
+                "data = {'workloads': [{'name': 'small', 'graded': True, 'results': ["
+                "{'role': 'reference', 'name': 'reference', 'median_ms': 0.02},"
+                "{'role': 'variant', 'name': 'v', 'speed_vs_reference': speed}]}]}\n"
+                "open(sys.argv[sys.argv.index('--json') + 1], 'w').write(json.dumps(data))\n")
+            script.chmod(0o755)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                fairness.main(["--build-dir", tmp, "--control", "sort"])
+            self.assertEqual((build / "runs").read_text(), "2")
+        text = out.getvalue()
+        self.assertIn("direct 2", text.splitlines()[0])
+        self.assertRegex(text, r"small\s+yes\s+0\.020 v .*\+5\.00%")
+        self.assertIn("largest difference between the two direct runs (the benches' own spread): 5.00%", text)
+
 
 if __name__ == "__main__":
     unittest.main()

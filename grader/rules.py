@@ -58,6 +58,14 @@ BUILTIN_RULES: dict[str, tuple[str, str]] = {
                   r"|\bposix_spawn\w*", "the implementation may not start or signal processes"),
     "dynamic_loading": (r"\b(?:dlopen|dlmopen|dlsym|dlvsym)\s*\(",
                         "loading libraries at run time (such as the reference) is not allowed"),
+    # The grader reads which kernels each lecture step launches from the records that
+    # LAB_REGISTER_VARIANT leaves in the object (grader/steps.py): a registration made by
+    # hand, or a record or section of the file's own, could name another function.
+    "registry": (r"\b(?:VariantRegistrar|VariantRecord|GradedVariantRegistrar|SlowVariantsRegistrar"
+                 r"|BenchQuestionsRegistrar)\b|\blocal_variants\s*\(|\bgnu::section\b|\b__section__\b"
+                 r"|\b__attribute__\s*\(\([^;{]*\bsection\b",
+                 "register your versions with LAB_REGISTER_VARIANT only: no registrars, variant records or "
+                 "sections of your own"),
     "threads": (r"\bstd::(?:thread|jthread|async)\b|\bpthread_create\b",
                 "the graded work runs on the GPU, launched from the calling thread"),
     "test_framework": (r"\bGTEST_\w+|\bRUN_ALL_TESTS\b|\btesting::|\bFLAGS_gtest_\w+|" + _include("gtest/", "gmock/"),

@@ -71,6 +71,7 @@ class Builtin(unittest.TestCase):
             "processes": "system(cmd);", "dynamic_loading": "void* h = dlopen(path, 1);",
             "threads": "std::thread t(f);", "test_framework": "GTEST_FLAG_SET(filter, x);",
             "outside_includes": '#include "../../solutions/reduction/reduction.cu"',
+            "registry": 'static lab::VariantRegistrar<decltype(reduce_sum)> r("reduce_sum", "x", &f, "");',
         }
         for rule, line in cases.items():
             self.assertEqual(self.findings(f"// a comment\n{line}\n"), [(rule, 2)], rule)
@@ -104,6 +105,20 @@ class Builtin(unittest.TestCase):
                      "cudaLaunchHostFunc(0, f, 0);\ncudaGraph_t g;\n")
         self.assertEqual(sorted(self.findings(forbidden)),
                          [("streams", 2), ("streams", 2), ("streams", 3), ("streams", 4)])
+
+    # Lecture steps are told apart by the records LAB_REGISTER_VARIANT leaves in the object:
+    # the macro is how a file registers; registrars, records and sections of its own are not.
+    def test_registry_rule_lets_only_the_macro_register(self):
+        allowed = ('LAB_REGISTER_VARIANT(reduce_sum, "two_pass", two_pass, "two launches");\n'
+                   "int section(int a) { return a; }\n"
+                   "__attribute__((aligned(16))) float table[4];\n")
+        self.assertEqual(self.findings(allowed), [])
+        forbidden = ('__attribute__((used, section(".labkit_variants"))) static const char fake[] = "x";\n'
+                     '[[gnu::section(".labkit_variants")]] static const char other[] = "y";\n'
+                     "lab::VariantRecord<11, 9> r{};\n"
+                     'lab::local_variants().add("reduce_sum", "x", f, "");\n')
+        self.assertEqual(sorted(self.findings(forbidden)),
+                         [("registry", 1), ("registry", 2), ("registry", 3), ("registry", 4)])
 
     def test_allow(self):
         self.assertEqual(self.findings("auto s = thrust::reduce(p, p + n);\n", allow=("thrust",)), [])

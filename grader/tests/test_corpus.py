@@ -140,6 +140,9 @@ class CorpusTest(unittest.TestCase):
                 str(tmp / "report.json"), "--seed", str(SEED), *labs]
         if not expect.get("bench"):
             args.append("--skip-bench")
+        # Options of the grading run, "{case}" standing for the case's folder (e.g. a folder
+        # of answer keys beside the submission).
+        args += [arg.replace("{case}", str(CORPUS / case)) for arg in expect.get("grader_args", [])]
         env = {k: v for k, v in os.environ.items() if k not in ("LABKIT_GRADER_SECRET", "LABKIT_PRISTINE")}
         done = subprocess.run(args, capture_output=True, text=True, timeout=GRADER_TIMEOUT_S, cwd=KIT, env=env)
         self.assertIn(done.returncode, (0, 1), f"the grader failed on {case}:\n{done.stdout}\n{done.stderr}")
@@ -172,6 +175,14 @@ class CorpusTest(unittest.TestCase):
         rules = sorted({r["rule"] for r in lab.get("rules", [])})
         if "rules" in expect or "status" in expect:
             self.assertEqual(rules, sorted(expect.get("rules", [])), f"rule findings: {where}")
+        # Graded questions: the status each named answer must get.
+        questions = {q["id"]: q for q in (lab.get("answers") or {}).get("questions", [])}
+        for question, status in expect.get("answers", {}).items():
+            self.assertIn(question, questions, f"no answer {question} in the report: {where}")
+            got = questions[question]
+            self.assertEqual(got["status"], status, f"answer {question}: {got}: {where}")
+            if status in ("at_deadline", "unchecked"):  # not marked: its points wait for the instructor
+                self.assertEqual(got["points"], 0.0, f"answer {question} earned points: {got}: {where}")
         tools = expect.get("sanitizer")
         if tools is not None and self.mode == "gpu":
             sanitizer = lab.get("sanitizer") or {}

@@ -209,7 +209,7 @@ class CopyTest(ExportTestCase):
         self.assertFalse(any(name.startswith(("solutions/", ".github/", ".ci/", "grader/tests/", "grader/instructor/"))
                              for name in kept))
         self.assertNotIn("handouts/instructors.md", kept)
-        self.assertIn("grader/formats.py", kept)  # the Classroom workflow runs `grader report`
+        self.assertIn("grader/formats/command.py", kept)  # the Classroom workflow runs `grader report`
 
 
 class WorkflowTest(unittest.TestCase):

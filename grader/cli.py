@@ -17,8 +17,9 @@ import sys
 import threading
 from pathlib import Path
 
-from grader import __version__, arch, build, config, gpu, grade, html_report, manifest, overlay, proc, report, seed
+from grader import __version__, arch, build, config, gpu, grade, manifest, overlay, proc, report, seed
 from grader.config import ConfigError
+from grader.formats import html_page
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 SEED_LIMIT = 2**64
@@ -67,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_HELP[0].upper() + EXIT_HELP[1:] + ".")
     parser.add_argument("labs", nargs="*", metavar="lab",
                         help="labs to grade (default: every lab present, in course order: "
-                             f"{' '.join(config.COURSE_LABS)})")
+                             f"{' '.join(config.kit_labs())})")
     parser.add_argument("--impl", choices=("student", "solution"), default="student",
                         help="grade the student's code (default) or the reference solution itself")
     parser.add_argument("--root", type=Path, metavar="DIR",
@@ -263,7 +264,7 @@ def write_html(run: grade.GradingRun, json_path: Path) -> Path | None:
     if path == json_path:  # --json report.html: never overwrite the report itself
         path = json_path.with_name(json_path.name + ".html")
     try:
-        path.write_text(html_report.html(report.to_json(run)), encoding="utf-8")
+        path.write_text(html_page.html(report.to_json(run)), encoding="utf-8")
     except OSError as exc:
         print(f"grader: warning: cannot write the HTML report {path}: {exc.strerror or exc}", file=sys.stderr)
         return None

@@ -38,9 +38,6 @@ class ConfigError(Exception):
     """The configuration file cannot be used; the message says where and why."""
 
 
-# The labs of this grader's own kit, in course order (the manifests' "order").
-COURSE_LABS: tuple[str, ...] = tuple(kit_labs())
-
 DEFAULTS: dict[str, Any] = {
     "grader": {
         # Building the kit's own part (once per build folder: judge programs, references).

@@ -8,7 +8,7 @@ version, or cut short) into one structure, a `Report` with a `Lab` per graded la
 
     GradingRun -> to_json -> report.json -> read -> Report -> console table, failure details (here)
                                                            -> Markdown, JUnit, Classroom, Gradescope,
-                                                              annotations (formats.py)
+                                                              annotations, HTML (formats/)
                                                            -> the gradebook (instructor/batch.py)
 
 The console goes the same way (`console_table(run)` reads the run's JSON), so it shows

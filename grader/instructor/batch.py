@@ -62,7 +62,6 @@ from pathlib import Path
 from typing import Any
 
 from grader import commandline, gpu, manifest, proc
-from grader.config import COURSE_LABS
 from grader.report import REPORT_SCHEMA, Report, read
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -405,11 +404,15 @@ def _last_line(log: Path) -> str:
     return lines[-1][:200] if lines else ""
 
 
-def write_gradebook(entries: list[Entry], layout: Layout, labs: list[str] | None) -> list[dict[str, Any]]:
-    """DIR/gradebook.csv for every roster row; returns the rows."""
+def write_gradebook(entries: list[Entry], layout: Layout, labs: list[str] | None,
+                    course: list[str] | None = None) -> list[dict[str, Any]]:
+    """DIR/gradebook.csv for every roster row; returns the rows. A column per lab of `labs`,
+    else per lab graded, in the order of `course` (the pristine kit's labs; without it, the
+    order the reports list them), then those `course` lacks."""
     rows = [row_for(entry, layout, labs) for entry in entries]
-    columns = labs or [lab for lab in COURSE_LABS if any(lab in row["labs"] for row in rows)]
-    extra = sorted({lab for row in rows for lab in row["labs"] if lab not in columns and lab})
+    graded = list(dict.fromkeys(lab for row in rows for lab in row["labs"] if lab))
+    columns = labs or [lab for lab in (course or graded) if lab in graded]
+    extra = sorted({lab for lab in graded if lab not in columns})
     columns = [*columns, *extra]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -527,7 +530,6 @@ def main(argv: list[str] | None = None) -> int:
     """`python3 -m grader batch`; returns the exit status."""
     try:
         args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-        labs = _labs(args.labs)
         if args.timeout <= 0:
             raise SystemExit("grader batch: error: --timeout must be a positive number of seconds")
         if args.jobs is not None and args.jobs < 1:
@@ -554,6 +556,12 @@ def main(argv: list[str] | None = None) -> int:
     if not (pristine / "labs").is_dir():
         print(f"grader batch: error: --pristine {pristine} is not a kit (it has no labs/ folder)", file=sys.stderr)
         return EXIT_USAGE
+    course = _kit_labs(pristine)
+    try:
+        labs = _labs(args.labs, course)
+    except SystemExit as exc:
+        print(exc.code, file=sys.stderr)
+        return EXIT_USAGE
     layout = Layout(out)
 
     if args.slurm:
@@ -569,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
               + (f" --labs {' '.join(labs)}" if labs else ""))
         return EXIT_OK
     if args.collect:
-        rows = write_gradebook(entries, layout, labs)
+        rows = write_gradebook(entries, layout, labs, course)
         return _summary(rows, layout)
     if args.task is not None and not 0 <= args.task < len(entries):
         print(f"grader batch: error: --task {args.task} is outside the roster's rows 0-{len(entries) - 1}",
@@ -629,7 +637,7 @@ def architecture_problems(pristine: Path, layout: Layout, labs: list[str], args:
     cuda_arch = _grader_option(args.grader_arg, "--cuda-arch")
     cuda_arch = arch.parse_cuda_arch(cuda_arch) if cuda_arch else None  # ValueError: the caller's usage error
     reference = _grader_option(args.grader_arg, "--reference") or os.environ.get("LABKIT_REFERENCE_DIR")
-    timed = labs or [lab for lab in COURSE_LABS if (pristine / "labs" / lab).is_dir()]
+    timed = labs or _kit_labs(pristine)
     verdict = arch.for_grading(root=pristine, build_dir=layout.kit_build, mode=arch.BUILD, cuda_arch=cuda_arch,
                                reference_dir=Path(reference) if reference else None,
                                labs=[] if "--skip-bench" in args.grader_arg else timed, devices=devices)
@@ -973,7 +981,7 @@ def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, la
                   "the CPU work between them; waited: the GPU was free but its next student's files were still "
                   "compiling, the compiles did not keep up; idle at the end: no student was left for it while the "
                   "other GPUs graded their last ones)", flush=True)
-    rows = write_gradebook(entries, layout, labs)
+    rows = write_gradebook(entries, layout, labs, _kit_labs(pristine))
     code = _summary(rows, layout)
     return EXIT_INTERRUPTED if interrupted else code
 
@@ -1011,11 +1019,12 @@ def _summary(rows: list[dict[str, Any]], layout: Layout) -> int:
     return EXIT_FAILED if failed or incomplete else EXIT_OK
 
 
-def _labs(names: list[str] | None) -> list[str]:
+def _labs(names: list[str] | None, known: list[str]) -> list[str]:
+    """--labs in the spelling of `known` (the pristine kit's labs); SystemExit for one it lacks."""
     if not names:
         return []
-    by_lower = {lab.lower(): lab for lab in COURSE_LABS}
+    by_lower = {lab.lower(): lab for lab in known}
     unknown = [name for name in names if name.lower() not in by_lower]
     if unknown:
-        raise SystemExit(f"grader batch: error: unknown lab {unknown[0]!r}: the labs are {', '.join(COURSE_LABS)}")
+        raise SystemExit(f"grader batch: error: unknown lab {unknown[0]!r}: the labs are {', '.join(known)}")
     return [by_lower[name.lower()] for name in names]

@@ -33,13 +33,17 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build, commandline, formats, gpu, proc
-from grader.config import COURSE_LABS
+from grader import build, commandline, gpu, manifest, proc
+from grader.formats.classroom import classroom_output_name
 from grader.instructor.progress import BuildProgress
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE = 0, 1, 2
 KIT_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = Path("grader/templates/classroom.yml")  # relative to the kit root
+# The template's placeholders: the exported labs, comma-separated, and a line written once
+# per lab with its reporter variable (classroom_output_name) in place of the token.
+LABS_TOKEN, RESULTS_TOKEN = "LABKIT_LABS", "LABKIT_LAB_RESULTS"
+TEMPLATE_NOTE = "##"  # a template line starting so (after spaces) is for its readers, left out of the workflow
 WORKFLOW = Path(".github/workflows/classroom.yml")  # where it goes in the template
 # Files the export writes rather than copies: a student repository differs from the kit
 # there by design (the overlay of instructor-mode grading need not report them).
@@ -132,10 +136,11 @@ def _never(name: str) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in NEVER)
 
 
-def student_files(files: list[str], labs: list[str]) -> tuple[list[str], dict[str, int]]:
-    """The files that go into the template, and how many were left out per reason."""
+def student_files(files: list[str], labs: list[str], course: list[str]) -> tuple[list[str], dict[str, int]]:
+    """The files that go into the template, and how many were left out per reason: those of
+    the labs of `course` (the kit's labs) that are not among `labs` are left out."""
     left_out: dict[str, int] = {}
-    dropped_labs = [lab for lab in COURSE_LABS if lab not in labs]
+    dropped_labs = [lab for lab in course if lab not in labs]
     keep = []
     for name in files:
         reason = next((rule for rule in INSTRUCTOR_ONLY if name == rule or (rule.endswith("/") and name.startswith(rule))),
@@ -155,30 +160,35 @@ def student_files(files: list[str], labs: list[str]) -> tuple[list[str], dict[st
     return keep, left_out
 
 
+def kit_labs(root: Path) -> list[str]:
+    """The labs of the kit at `root`, from their manifests (labs/<lab>/lab.json), in course
+    order; ValueError when one is broken."""
+    try:
+        return manifest.names(root)
+    except manifest.ManifestError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def present_labs(root: Path) -> list[str]:
-    return [lab for lab in COURSE_LABS if (root / "labs" / lab / f"{lab}.h").is_file()]
+    """The labs of the kit at `root` that can be exported: a manifest and an interface (<lab>.h)."""
+    return [lab for lab in kit_labs(root) if (root / "labs" / lab / f"{lab}.h").is_file()]
 
 
 # --- what is generated -------------------------------------------------------------------
 
 def render_workflow(template: str, labs: list[str]) -> str:
-    """The Classroom workflow for `labs`: the reporter's runners, its <LAB>_RESULTS
-    variables and the report command's --labs name exactly these labs."""
+    """The Classroom workflow for `labs`, generated from the lab list: the reporter's
+    runners and the report command's --labs name exactly these labs (LABS_TOKEN), and each
+    gets its <LAB>_RESULTS line (the template's RESULTS_TOKEN line, once per lab); the
+    template's notes (TEMPLATE_NOTE) are left out."""
     lines: list[str] = []
-    results_written = False
     for line in template.splitlines(keepends=True):
-        env = re.match(r"(\s*)[A-Z0-9_]+_RESULTS:", line)
-        if env:
-            # The template's block of <LAB>_RESULTS lines becomes one line per exported lab,
-            # so that a lab the template does not know (a course's own) gets its line too.
-            if not results_written:
-                lines += [f'{env.group(1)}{name}: "${{{{ steps.grader.outputs.{name} }}}}"\n'
-                          for name in (formats.classroom_output_name(lab) for lab in labs)]
-                results_written = True
+        if line.lstrip().startswith(TEMPLATE_NOTE):
             continue
-        line = re.sub(r"^(\s*runners:\s*)\S+", lambda m: m.group(1) + ",".join(labs), line)
-        line = re.sub(r"(--labs\s+)\S+", lambda m: m.group(1) + ",".join(labs), line)
-        lines.append(line)
+        if RESULTS_TOKEN in line:
+            lines += [line.replace(RESULTS_TOKEN, classroom_output_name(lab)) for lab in labs]
+            continue
+        lines.append(line.replace(LABS_TOKEN, ",".join(labs)))
     return "".join(lines)
 
 
@@ -239,7 +249,7 @@ def write_template(root: Path, out: Path, labs: list[str],
     """Copy the student files among `files` (default: kit_files) of `root` to `out` and add
     the generated ones; returns the number of files written and what was left out."""
     files = sorted(set(kit_files(root) if files is None else files))
-    keep, left_out = student_files(files, labs)
+    keep, left_out = student_files(files, labs, kit_labs(root))
     for name in keep:
         target = out / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -493,8 +503,8 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(args, int):
         return args
     root, out = args.root.resolve(), args.out.resolve()
-    present = present_labs(root)
     try:
+        present = present_labs(root)
         labs = _labs(args.labs, present)
         if not (root / TEMPLATE).is_file():
             raise ValueError(f"{TEMPLATE} not found in {root}: this copy of the kit cannot export")
@@ -509,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote the template to {out}: {written} files, labs {', '.join(labs)}")
     for reason, count in sorted(left_out.items()):
         print(f"  left out: {reason} ({count} file{'s' if count != 1 else ''})")
-    shown = student_files(untracked, labs)[0]  # the untracked files that would otherwise be in the template
+    shown = student_files(untracked, labs, kit_labs(root))[0]  # the untracked files that would otherwise be in the template
     if shown and not args.include_untracked:
         listed = ", ".join(shown[:MAX_LISTED]) + (f" and {len(shown) - MAX_LISTED} more" if len(shown) > MAX_LISTED else "")
         print(f"  left out: {len(shown)} file{'s' * (len(shown) != 1)} git does not track: {listed}")

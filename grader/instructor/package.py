@@ -58,9 +58,10 @@ from typing import Any
 
 from grader import __version__, build, commandline, gpu, proc
 from grader.arch import DEFAULT_FALLBACK, fallback_architectures as kit_fallback, runs_on
-from grader.config import COURSE_LABS
 from grader.instructor import nvcc_shipping
 from grader.instructor.progress import BuildProgress
+from grader.manifest import ManifestError
+from grader.manifest import names as kit_lab_names
 
 EXIT_OK, EXIT_BAD, EXIT_USAGE = 0, 1, 2
 MANIFEST = "manifest.json"
@@ -381,10 +382,10 @@ def make_manifest(build_dir: Path, libraries: dict[str, bytes], root: Path = KIT
     }
 
 
-def find_libraries(build_dir: Path, labs: list[str] | None) -> dict[str, Path]:
-    """lib<lab>_solution.so -> its path in <build>/lib, in course order."""
+def find_libraries(build_dir: Path, labs: list[str]) -> dict[str, Path]:
+    """lib<lab>_solution.so -> its path in <build>/lib, for those of `labs` (in course order) it holds."""
     found = {}
-    for lab in labs or COURSE_LABS:
+    for lab in labs:
         path = build_dir / "lib" / f"lib{lab}_solution.so"
         if path.is_file():
             found[path.name] = path
@@ -525,23 +526,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is None:
         print("grader package: error: --out FILE is needed (see --help)", file=sys.stderr)
         return EXIT_USAGE
+    root = args.root.resolve()
+    try:
+        course = kit_lab_names(root)  # the labs of the kit being packaged, in course order
+    except ManifestError as exc:
+        print(f"grader package: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     labs = None
     if args.labs:
-        by_lower = {lab.lower(): lab for lab in COURSE_LABS}
+        by_lower = {lab.lower(): lab for lab in course}
         unknown = [name for name in args.labs if name.lower() not in by_lower]
         if unknown:
-            print(f"grader package: error: unknown lab {unknown[0]!r}: the labs are {', '.join(COURSE_LABS)}",
+            print(f"grader package: error: unknown lab {unknown[0]!r}: the labs are {', '.join(course)}",
                   file=sys.stderr)
             return EXIT_USAGE
         labs = [by_lower[name.lower()] for name in args.labs]
     if args.build_dir is not None:
-        return package_build(args.build_dir, args.out, labs, args.root.resolve())
-    return build_and_package(args, labs)
+        return package_build(args.build_dir, args.out, labs, root, course)
+    return build_and_package(args, labs, course)
 
 
-def build_and_package(args: argparse.Namespace, labs: list[str] | None) -> int:
+def build_and_package(args: argparse.Namespace, labs: list[str] | None, course: list[str]) -> int:
     root = args.root.resolve()
-    with_solution = [lab for lab in COURSE_LABS
+    with_solution = [lab for lab in course
                      if (root / "solutions" / lab).is_dir() and (root / "labs" / lab).is_dir()]
     missing = [lab for lab in labs or [] if lab not in with_solution]
     if missing or not with_solution:
@@ -571,9 +578,10 @@ def build_and_package(args: argparse.Namespace, labs: list[str] | None) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def package_build(build_dir: Path, out: Path, labs: list[str] | None, root: Path) -> int:
-    """Package the references of a build made elsewhere (after the same inspection)."""
-    paths = find_libraries(build_dir, labs)
+def package_build(build_dir: Path, out: Path, labs: list[str] | None, root: Path, course: list[str]) -> int:
+    """Package the references of a build made elsewhere (after the same inspection): those
+    of `labs`, else of every lab of `course` that it holds."""
+    paths = find_libraries(build_dir, labs or course)
     missing = [lab for lab in labs or [] if f"lib{lab}_solution.so" not in paths]
     if not paths or missing:
         what = f"lib{missing[0]}_solution.so" if missing else "no lib<lab>_solution.so"

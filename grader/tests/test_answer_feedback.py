@@ -14,7 +14,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import answers, cli, config, formats, gpu, grade, html_report, manifest, report, score, status
+from grader import answers, cli, config, formats, gpu, grade, manifest, report, score, status
 from grader.tests.helpers import FIXTURES
 
 KIT = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ def question_outputs(data: dict) -> dict[str, str]:
     model = report.read(data)
     console = report.table(model) + "\n" + report.details(model)
     markdown = formats.markdown(data)
-    page = html_report.html(data)
+    page = formats.html(data)
     classroom = formats.classroom_results(data)["vectorAdd"]
     gradescope = formats.gradescope(data)
     return {
@@ -132,7 +132,7 @@ class GradingGpuTest(unittest.TestCase):
         model = report.read(data)
         self.assertEqual(report.table(model).splitlines()[-1], f"graded on {LABEL}")
         self.assertIn(f"graded on {LABEL} · seed 1", formats.markdown(data))
-        facts = re.search(r'<p class="facts">(.*?)</p>', html_report.html(data)).group(1)
+        facts = re.search(r'<p class="facts">(.*?)</p>', formats.html(data)).group(1)
         self.assertIn(f"graded on {LABEL}", facts)
         classroom = formats.classroom_results(data)["vectorAdd"]
         self.assertIn(f"(graded on {LABEL})", next(t["message"] for t in classroom["tests"]
@@ -149,7 +149,7 @@ class GradingGpuTest(unittest.TestCase):
             lab["bench"] = None
         for data in (old, bare):
             model = report.read(data)
-            text = report.table(model) + formats.markdown(data) + html_report.html(data)
+            text = report.table(model) + formats.markdown(data) + formats.html(data)
             self.assertEqual("graded on" in text, data is old)
             formats.classroom_results(data)
             formats.gradescope(data)

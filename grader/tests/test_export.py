@@ -20,12 +20,12 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader.config import COURSE_LABS
 from grader.instructor import export, progress
-from grader import gpu
+from grader import formats, gpu, manifest
 from grader.tests.helpers import FIXTURES, write_script
 
 KIT = export.KIT_ROOT
+COURSE_LABS = manifest.names(KIT)  # the kit's labs, from their manifests
 
 
 def git_reads_kit() -> bool:
@@ -86,10 +86,13 @@ def fake_kit(root: Path) -> Path:
         "labs/CMakeLists.txt": "add_lab(vectorAdd)\nadd_lab(scan)\n",
         "labs/vectorAdd/vectorAdd.h": "", "labs/vectorAdd/vectorAdd.cu": "// TODO(student)\n",
         "labs/scan/scan.h": "", "labs/scan/scan.cu": "",
+        "labs/vectorAdd/lab.json": (KIT / "labs/vectorAdd/lab.json").read_text(),
+        "labs/scan/lab.json": (KIT / "labs/scan/lab.json").read_text(),
         "handouts/vectorAdd.md": "", "handouts/scan.md": "", "handouts/instructors.md": "runners\n",
         "solutions/vectorAdd/vectorAdd.cu": "// answer\n", "grader.toml": "[grader]\n",
         ".github/workflows/ci.yml": "name: ci\n", ".ci/run": "#!/bin/sh\n", ".ci/gpu-check": "#!/bin/sh\n",
-        "grader/__init__.py": "", "grader/cli.py": "", "grader/formats.py": "", "grader/instructor/__init__.py": "",
+        "grader/__init__.py": "", "grader/cli.py": "", "grader/formats/__init__.py": "",
+        "grader/instructor/__init__.py": "",
         "grader/instructor/export.py": "", "grader/instructor/batch.py": "", "grader/instructor/package.py": "",
         "grader/tests/test_x.py": "",
         "grader/templates/classroom.yml": (KIT / export.TEMPLATE).read_text(),
@@ -129,9 +132,10 @@ class CopyTest(ExportTestCase):
         self.assertEqual(code, 0, out + err)
         self.assertEqual(self.files(), [
             ".github/workflows/classroom.yml", ".gitignore", "CMakeLists.txt", "CMakePresets.json", "README.md",
-            "grader/__init__.py", "grader/cli.py", "grader/formats.py",
-            "handouts/scan.md", "handouts/vectorAdd.md", "labs/CMakeLists.txt",
-            "labs/scan/scan.cu", "labs/scan/scan.h", "labs/vectorAdd/vectorAdd.cu", "labs/vectorAdd/vectorAdd.h"])
+            "grader/__init__.py", "grader/cli.py", "grader/formats/__init__.py",
+            "handouts/scan.md", "handouts/vectorAdd.md", "labs/CMakeLists.txt", "labs/scan/lab.json",
+            "labs/scan/scan.cu", "labs/scan/scan.h", "labs/vectorAdd/lab.json", "labs/vectorAdd/vectorAdd.cu",
+            "labs/vectorAdd/vectorAdd.h"])
         self.assertIn("left out: solutions/ (1 file)", out)
         self.assertTrue(os.access(self.out / "labs/scan/scan.cu", os.X_OK))  # modes are kept
         readme = (self.out / "README.md").read_text()
@@ -205,11 +209,43 @@ class CopyTest(ExportTestCase):
         self.assertIn("labs/vectorAdd/vectorAdd.cu", files)
         self.assertFalse(any(name.startswith("build/") or "__pycache__" in name for name in files))
         self.assertFalse(set(files) & set(export.untracked_files(KIT)))
-        kept, left_out = export.student_files(files + ["grader/instructor/export.py"], list(COURSE_LABS))
+        kept, left_out = export.student_files(files + ["grader/instructor/export.py"], COURSE_LABS, COURSE_LABS)
         self.assertFalse(any(name.startswith(("solutions/", ".github/", ".ci/", "grader/tests/", "grader/instructor/"))
                              for name in kept))
         self.assertNotIn("handouts/instructors.md", kept)
-        self.assertIn("grader/formats.py", kept)  # the Classroom workflow runs `grader report`
+        self.assertIn("grader/formats/command.py", kept)  # the Classroom workflow runs `grader report`
+
+
+class NewLabTest(ExportTestCase):
+    # A lab copied under a new name (its folder and manifest renamed, no other file edited)
+    # is exported with its own Classroom result line: the workflow is generated from the
+    # exported kit's manifests, and the line reads the output `grader report` writes for it.
+    def test_copied_lab_gets_its_result_line(self):
+        copy = self.root / "labs" / "vectorCopy"
+        shutil.copytree(self.root / "labs" / "vectorAdd", copy)
+        for path in list(copy.iterdir()):
+            path.rename(copy / path.name.replace("vectorAdd", "vectorCopy"))
+        lab = json.loads((copy / "lab.json").read_text())
+        lab.update(name="vectorCopy", order=99, editable=["labs/vectorCopy/vectorCopy.cu"])
+        (copy / "lab.json").write_text(json.dumps(lab))
+        code, out, err = self.main("--no-check")
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("labs vectorAdd, scan, vectorCopy", out)
+        workflow = (self.out / export.WORKFLOW).read_text()
+        self.assertIn('          VECTORCOPY_RESULTS: "${{ steps.grader.outputs.VECTORCOPY_RESULTS }}"\n', workflow)
+        self.assertRegex(workflow, r"(?m)^          runners: vectorAdd,scan,vectorCopy$")
+        self.assertIn("labs/vectorCopy/vectorCopy.cu", self.files())
+        # The workflow's Results step, on a run that wrote no report: every lab still gets
+        # the output its result line reads.
+        labs = re.search(r"--labs (\S+)", workflow).group(1)
+        github_output = self.tmp / "github_output"
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            code = formats.main([str(self.tmp / "report.json"), "--labs", labs, "--classroom-env", str(github_output)])
+        self.assertEqual(code, formats.EXIT_DEGRADED)
+        written = [line.split("=", 1)[0] for line in github_output.read_text().splitlines()]
+        read = re.findall(r"(?m)^ +([A-Z_]+_RESULTS): ", workflow)
+        self.assertEqual(written, ["VECTORADD_RESULTS", "SCAN_RESULTS", "VECTORCOPY_RESULTS"])
+        self.assertEqual(read, written)
 
 
 class WorkflowTest(unittest.TestCase):
@@ -233,7 +269,7 @@ class WorkflowTest(unittest.TestCase):
     # The template lists every lab of the course, and its lists agree with each other.
     def test_lab_lists_agree(self):
         # A course's own lab, which the template does not name, gets its result line too.
-        for labs in (list(COURSE_LABS), ["vectorAdd"], ["scan", "sobel"], ["vectorAdd", "stencil"]):
+        for labs in (COURSE_LABS, ["vectorAdd"], ["scan", "sobel"], ["vectorAdd", "stencil"]):
             text = export.render_workflow(self.template, labs)
             runners = re.search(r"runners: (\S+)", text).group(1).split(",")
             report_labs = re.search(r"--labs (\S+)", text).group(1).split(",")
@@ -241,7 +277,11 @@ class WorkflowTest(unittest.TestCase):
             self.assertEqual(runners, labs)
             self.assertEqual(report_labs, labs)
             self.assertEqual(env, [lab.upper() for lab in labs])
-        self.assertEqual(export.render_workflow(self.template, list(COURSE_LABS)), self.template)
+        # Generated from the lab list: no placeholder and no note of the template is left.
+        text = export.render_workflow(self.template, COURSE_LABS)
+        self.assertNotIn("LABKIT_LAB", text)
+        self.assertFalse([line for line in text.splitlines() if line.lstrip().startswith("##")])
+        self.assertIn("LABKIT_LABS", self.template)
 
     # The kit's own CI: CPU job in a CUDA container, GPU job on the self-hosted runners.
     def test_kit_ci(self):
@@ -270,7 +310,7 @@ class WorkflowTest(unittest.TestCase):
     # The runner holds no answer key: a student edits this workflow and its steps run as the
     # runner's user, so a key the grader could read there, a student could print.
     def test_no_answer_key_on_the_runner(self):
-        for labs in (list(COURSE_LABS), ["vectorAdd"]):
+        for labs in (COURSE_LABS, ["vectorAdd"]):
             text = export.render_workflow(self.template, labs)
             commands = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")).lower()
             for leak in ("answer-keys", "answer_keys", "answer_key", "labkit-keys", "solutions"):

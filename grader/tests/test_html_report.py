@@ -1,4 +1,4 @@
-"""Tests of the HTML report (grader/html_report.py), `report --html` and the grader's report.html.
+"""Tests of the HTML report (grader/formats/html_page.py), `report --html` and the grader's report.html.
 
 The page is parsed with html.parser into a small tree whose builder also checks that
 every element it opens is closed, in order; the checks are on that tree: a section per
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-from grader import formats, html_report
+from grader import formats
 from grader.tests.helpers import FIXTURES
 from grader.tests.test_cli import CliTestCase
 
@@ -107,7 +107,7 @@ def parse(page: str) -> Node:
 class PageTestCase(unittest.TestCase):
     def page(self, data) -> Node:
         """The page of `data`, checked: well nested, one <html> with <head> and <body>, no script."""
-        text = html_report.html(data)
+        text = formats.html(data)
         self.assertTrue(text.startswith("<!DOCTYPE html>"))
         root = parse(text)
         self.assertEqual([node.tag for node in root.elements], ["html"])
@@ -410,7 +410,7 @@ class InjectionTest(PageTestCase):
             for result in workload["results"]:
                 result["name"] = result["role"] = HOSTILE
         data["labs"][1]["status"] = HOSTILE
-        text = html_report.html(data)
+        text = formats.html(data)
         root = self.page(data)
         self.assertNotIn("<script>", text)
         self.assertNotIn("<b>", text)
@@ -430,14 +430,14 @@ class InjectionTest(PageTestCase):
     def test_control_characters(self):
         data = load("build-error")
         data["labs"][1]["message"] = "\x1b[01;31merror\x1b[0m: \x00bad\x07"
-        text = html_report.html(data)
+        text = formats.html(data)
         self.assertNotRegex(text, "[\x00-\x08\x0b\x0c\x0e-\x1f]")
         self.assertIn("[01;31merror[0m: bad", text)
 
     # Lone surrogates of a JSON report still give a page that can be written as UTF-8.
     def test_lone_surrogates(self):
         data = json.loads('{"schema": "labkit-report", "version": 1, "labs": [{"lab": "x\\ud800", "status": "PASS"}]}')
-        html_report.html(data).encode("utf-8")
+        formats.html(data).encode("utf-8")
 
 
 # --- junk -----------------------------------------------------------------------------------
@@ -538,7 +538,7 @@ class CommandTest(PageTestCase):
             code, stdout, _ = self.run_report(str(REPORTS / "pass.json"), "--html", str(out))
             self.assertEqual(code, 0)
             self.assertEqual(stdout, "")  # no Markdown on stdout: --html is an output option
-            self.assertEqual(out.read_text(encoding="utf-8"), html_report.html(load("pass")))
+            self.assertEqual(out.read_text(encoding="utf-8"), formats.html(load("pass")))
         code, stdout, _ = self.run_report(str(REPORTS / "partial.json"), "--html", "-")
         self.assertEqual(code, 0)
         self.assertEqual([s.attrs["id"] for s in self.sections(parse(stdout))], ["lab-vectorAdd", "lab-reduction"])
@@ -561,7 +561,7 @@ class GraderWritesHtmlTest(CliTestCase):
         self.assertEqual(code, 1, out + err)
         page = self.build / "report.html"
         self.assertIn(f"report: {self.build / 'report.json'}, {page}", out)
-        self.assertEqual(page.read_text(encoding="utf-8"), html_report.html(self.report()))
+        self.assertEqual(page.read_text(encoding="utf-8"), formats.html(self.report()))
         root = parse(page.read_text(encoding="utf-8"))
         self.assertEqual([s.attrs["id"] for s in root.all("section", "lab")],
                          ["lab-vectorAdd", "lab-reduction", "lab-scan"])

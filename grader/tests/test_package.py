@@ -196,6 +196,7 @@ class PackageTest(unittest.TestCase):
         kit = self.tmp / "kit"
         for folder in ("labs/vectorAdd", "solutions/vectorAdd"):
             (kit / folder).mkdir(parents=True)
+        shutil.copy(KIT / "labs/vectorAdd/lab.json", kit / "labs/vectorAdd")  # a lab is a folder with its manifest
         tools = self.tmp / "tools"
         write_script(tools / "cmake", FAKE_CMAKE)
         log = self.tmp / "cmake.log"

@@ -13,7 +13,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import build, cli, config, formats, gpu, grade, html_report, profile, report, score, status
+from grader import build, cli, config, formats, gpu, grade, profile, report, score, status
 from grader.tests.helpers import make_kit, write_script
 
 DETAILS = '''==PROF== Connected to process 4242
@@ -240,7 +240,7 @@ class GraderFlag(FakeNcu):
         markdown = formats.markdown(data)
         self.assertIn("### Profiles (Nsight Compute, feedback only)", markdown)
         self.assertIn("DRAM throughput       88.5 % of peak", markdown)
-        self.assertIn("<summary>Nsight Compute profile of the graded call", html_report.html(data))
+        self.assertIn("<summary>Nsight Compute profile of the graded call", formats.html(data))
         self.assertEqual(run.labs[0].total, 70.0)  # feedback, not points
 
     def test_a_failing_lab_and_a_missing_ncu_say_why(self):

@@ -7,7 +7,7 @@ import json
 import re
 import unittest
 
-from grader import config, formats, html_report, manifest, report, sanitize, variants
+from grader import config, formats, manifest, report, sanitize, variants
 from grader.tests.helpers import KIT
 
 FIXTURES = KIT / "grader" / "tests" / "fixtures"
@@ -273,7 +273,7 @@ class ReportTest(unittest.TestCase):
         markdown = formats.markdown(data)
         self.assertIn("| interleaved: divergent tree | passed | 1 / 1 | 0.500 ms | 500 GB/s | 15% | 0.400 ms | 0.80× |",
                       markdown.replace(data["labs"][0]["lab"] + " | ", "", 1))
-        page = html_report.html(data)
+        page = formats.html(data)
         self.assertIn('<table class="steps">', page)
         self.assertIn("<th class=\"num\">variants</th>", page)
         steps = [t for t in formats.gradescope(data)["tests"] if "variants" in t["tags"]]

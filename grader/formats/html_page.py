@@ -3,8 +3,8 @@
     python3 -m grader report build/grader/report.json --html report.html
 
 `html(data)` is a pure function of the JSON report (schema labkit-report), read into the
-one model of a report (`report.read`) like every format of formats.py: a header with the
-total, the score table, then a section per lab with its score breakdown, its failures
+one model of a report (`report.read`) like every format of grader/formats/: a header with
+the total, the score table, then a section per lab with its score breakdown, its failures
 with the commands that reproduce them, and a bar chart (inline SVG) per bench workload.
 The page needs nothing else (inline CSS, no JavaScript, no network), so it opens from
 disk and can be mailed or attached to a CI run. Every string of a report may come from
@@ -22,7 +22,8 @@ from html import escape
 from typing import Any
 
 from grader import status
-from grader.formats import _clip, _fmt, _note, _pts, _xml, compile_errors, step_figures
+from grader.formats.sources import compile_errors
+from grader.formats.text import clip, fmt, lab_note, pts, step_figures, xml_text
 from grader.report import STRETCH_NAME, Lab, Report, deadline_points, pending_lines, pending_points, read
 
 MAX_FAILED_SHOWN = 50  # failed tests detailed per lab; a page holds more than a CI summary, the JSON has all
@@ -120,7 +121,7 @@ svg.chart text.peak-label { fill: #cf222e; font-weight: 600; }
 def html(data: Any) -> str:
     """The page of the JSON report `data`: header, score table, a section per lab."""
     report = read(data)
-    title = f"CUDA labs: {_pts(report.total)} / {report.max:g} points"
+    title = f"CUDA labs: {pts(report.total)} / {report.max:g} points"
     parts = [_header(report, title)]
     if report.labs:
         parts.append(_score_table(report))
@@ -170,7 +171,7 @@ def _score_table(report: Report) -> str:
                     f'<td class="num">{_points(lab.performance, lab.performance_max)}</td>{steps}{answers}'
                     f'<td class="num deductions">{_esc(_deductions(lab))}</td>'
                     f'<td class="num"><strong>{_points(lab.total, lab.max)}</strong></td>'
-                    f'<td class="why">{_esc(_short(_note(lab)))}</td></tr>')
+                    f'<td class="why">{_esc(_short(lab_note(lab)))}</td></tr>')
     tail = "".join(f'<p class="note">{_esc(line)}</p>\n'
                    for line in pending_lines(report.labs, " and are not in the total yet."))
     return ('<section id="scores">\n<h2>Scores</h2>\n<table class="scores">\n<thead><tr><th>lab</th><th>status</th>'
@@ -333,7 +334,7 @@ def _failures(lab: Lab) -> str:
         if not test.weight:
             out.append('<p class="note">no points: a test of the provided code</p>')
         if test.message:
-            out.append(f"<pre>{_esc(_clip(test.message, 3000))}</pre>")
+            out.append(f"<pre>{_esc(clip(test.message, 3000))}</pre>")
         command = test.reproduce or lab.failure_command
         if command:
             out.append(f'<p class="label">Reproduce:</p>{_command(command)}')
@@ -345,7 +346,7 @@ def _failures(lab: Lab) -> str:
         # tail helps only when it does not (as in the Markdown summary).
         if lab.output and (lab.status in (status.CRASH, status.ERROR, status.TIMEOUT)
                            or (lab.status is status.BUILD_ERROR and not compile_errors(lab.message))):
-            out.append(f"<details open><summary>Output</summary><pre>{_esc(_clip(lab.output, 6000))}</pre>"
+            out.append(f"<details open><summary>Output</summary><pre>{_esc(clip(lab.output, 6000))}</pre>"
                        "</details>")
         if lab.failure_command:
             out.append(f'<p class="label">Reproduce:</p>{_command(lab.failure_command)}')
@@ -548,7 +549,7 @@ def _axis(top: float) -> tuple[float, list[float]]:
 
 def _esc(value: Any) -> str:
     """`value` as text that cannot open or close markup, also inside an attribute."""
-    return escape(_xml(_text(value)), quote=True)
+    return escape(xml_text(_text(value)), quote=True)
 
 
 def _text(value: Any) -> str:
@@ -575,7 +576,7 @@ def _positive(value: Any) -> float | None:
 
 def _fmt_number(value: float) -> str:
     """2675, 0.301, 89.6: as the Markdown summary writes figures, short also when huge."""
-    return _fmt(value) if abs(value) < 1e7 else f"{value:.3g}"
+    return fmt(value) if abs(value) < 1e7 else f"{value:.3g}"
 
 
 def _ratio(value: float) -> str:
@@ -592,7 +593,7 @@ def _fmt_unit(value: float, unit: str) -> str:
 
 
 def _points(points: float, top: float) -> str:
-    return f"{_pts(points)} / {top:g}"
+    return f"{pts(points)} / {top:g}"
 
 
 def _short(text: str, limit: int = 120) -> str:
@@ -616,7 +617,7 @@ def _text_block(text: str) -> str:
     """A message: a paragraph when it is one line, else preformatted (compiler output)."""
     text = text.strip()
     if "\n" in text:
-        return f"<pre>{_esc(_clip(text, 6000))}</pre>"
+        return f"<pre>{_esc(clip(text, 6000))}</pre>"
     return f"<p>{_esc(text)}</p>"
 
 

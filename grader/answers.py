@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader import gpu_specs
+from grader import gpu_specs, layout
 from grader.gpu_specs import device_label
 
 KEY_SCHEMA = "labkit-answer-key"
@@ -477,29 +477,38 @@ def _check_bench(question: Question, answer: str, bench: dict[str, Any] | None, 
     if not lines:
         return WRONG, ("no number found in the answer: paste the line your bench prints "
                        "(`Answer: <figure> measured on <GPU>`)"), None
-    figures = feedback == FIGURES
-    what = BENCH_FIGURES[question.figure]
-    bench_name = f"`{lab}_bench`" if lab else "your bench"
+    bench_name = f"`{layout.direct_bench(lab, layout.STUDENT)}`" if lab else "your bench"
     redo = f"run {bench_name} on {grading.label} and paste the line it prints for this question"
-
     # A line for the grading GPU's model: checked as on one GPU, and it alone decides.
     here = [line for line in lines if _names_grading_gpu(line.gpu, grading.gpu)]
     if here:
-        tolerance = question.tolerance
-        fits = all(_within(line.value, grading.value, tolerance) for line in here)
-        several = " (every line for it)" if len(here) > 1 else ""
-        if fits:
-            why = (f"within {tolerance:.0%} of your bench's {grading.value:.4g} in this grading run on {grading.label}"
-                   if figures else f"within {tolerance:.0%} of what your bench measured in this grading run on "
-                                   f"{grading.label}{several}")
-            return CORRECT, why, grading.value
-        if figures:
-            return WRONG, (f"your bench measured {grading.value:.4g} ({what}) in this grading run on "
-                           f"{grading.label}; an answer within {tolerance:.0%} of it counts{several}"), grading.value
-        return WRONG, (f"not within {tolerance:.0%} of what your bench measured in this grading run on "
-                       f"{grading.label}{several}: {redo}"), grading.value
+        return _on_grading_gpu(question, here, grading, feedback == FIGURES, redo)
+    return _on_other_gpus(question, lines, grading, feedback == FIGURES, redo)
 
-    # Lines for other GPUs: compared as shares of each GPU's peak where they can be.
+
+def _on_grading_gpu(question: Question, here: list[Measured], grading: GradingFigure, figures: bool,
+                    redo: str) -> tuple[str, str, float | None]:
+    """The answer's lines for the grading GPU's model against this run's figure."""
+    what = BENCH_FIGURES[question.figure]
+    tolerance = question.tolerance
+    fits = all(_within(line.value, grading.value, tolerance) for line in here)
+    several = " (every line for it)" if len(here) > 1 else ""
+    if fits:
+        why = (f"within {tolerance:.0%} of your bench's {grading.value:.4g} in this grading run on {grading.label}"
+               if figures else f"within {tolerance:.0%} of what your bench measured in this grading run on "
+                               f"{grading.label}{several}")
+        return CORRECT, why, grading.value
+    if figures:
+        return WRONG, (f"your bench measured {grading.value:.4g} ({what}) in this grading run on "
+                       f"{grading.label}; an answer within {tolerance:.0%} of it counts{several}"), grading.value
+    return WRONG, (f"not within {tolerance:.0%} of what your bench measured in this grading run on "
+                   f"{grading.label}{several}: {redo}"), grading.value
+
+
+def _on_other_gpus(question: Question, lines: list[Measured], grading: GradingFigure, figures: bool,
+                   redo: str) -> tuple[str, str, float | None]:
+    """Lines for other GPUs: compared as shares of each GPU's peak where they can be."""
+    what = BENCH_FIGURES[question.figure]
     compared: list[tuple[Measured, float, float]] = []
     left: list[tuple[Measured, str]] = []
     for line in lines:

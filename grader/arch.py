@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build, gpu
+from grader import build, gpu, layout
 
 MIN_ARCH = "75"  # the oldest the labs support (and CUDA 13 builds for)
 EVERY = "all"  # stands for CMake's `all` and `all-major`: machine code for every architecture nvcc knows
@@ -296,7 +296,7 @@ def reference_holdings(reference_dir: Path | None, labs: Iterable[str]) -> list[
     listed = manifest.get("libraries") if isinstance(manifest.get("libraries"), dict) else {}
     groups: dict[tuple[str, ...], list[str]] = {}
     for lab in labs:
-        name = f"lib{lab}_solution.so"
+        name = layout.solution_library(lab)
         entry = listed.get(name)
         sass = entry.get("sass") if isinstance(entry, dict) else None
         if isinstance(sass, list) and sass and all(isinstance(s, str) for s in sass):

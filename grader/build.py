@@ -24,9 +24,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import proc
+from grader import layout, proc
 
-STAMP_NAME = "grader-configure.json"
+STAMP_NAME = layout.CONFIGURE_STAMP
 MAX_ERROR_LINES = 15
 
 # "file.cu:12:5: error: ..." (gcc, clang), "file.cu(12): error: ..." (nvcc).
@@ -48,17 +48,12 @@ class BuildResult:
 _NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] ")
 
 
-def judge_targets(lab: str, *, reference: bool) -> list[str]:
-    """The kit's targets one lab's grading needs (none of them holds student code)."""
-    targets = [f"{lab}_judge_test", f"{lab}_judge_bench", f"{lab}_worker"]
-    if reference:
-        targets.append(f"{lab}_solution")
-    return targets
+judge_targets = layout.judge_targets  # the kit's targets one lab's grading needs
 
 
 def is_configured(build_dir: Path, root: Path) -> bool:
     """Whether `build_dir` is a Ninja build of the kit at `root` (e.g. the developer's build/dev)."""
-    cache = build_dir / "CMakeCache.txt"
+    cache = build_dir / layout.CMAKE_CACHE
     try:
         text = cache.read_text(errors="replace")
     except OSError:
@@ -77,7 +72,7 @@ def cache_value(build_dir: Path, name: str) -> str | None:
     """A variable of `build_dir`'s CMakeCache.txt (`NAME:TYPE=value`); None when there is no
     cache or it lacks the variable."""
     try:
-        text = (build_dir / "CMakeCache.txt").read_text(errors="replace")
+        text = (build_dir / layout.CMAKE_CACHE).read_text(errors="replace")
     except OSError:
         return None
     found = re.search(rf"^{re.escape(name)}:[A-Za-z]+=(.*)$", text, re.MULTILINE)
@@ -106,7 +101,7 @@ def configure(args: list[str], build_dir: Path, timeout: float) -> BuildResult:
     the grader's --cuda-arch is what is built.
     """
     stamp = build_dir / STAMP_NAME
-    if (build_dir / "CMakeCache.txt").is_file() and _read_stamp(stamp) == args and not _arch_changed(args, build_dir):
+    if (build_dir / layout.CMAKE_CACHE).is_file() and _read_stamp(stamp) == args and not _arch_changed(args, build_dir):
         return BuildResult(ok=True)
     if not shutil.which("cmake"):
         return BuildResult(ok=False, command=proc.command_string(args), message=(
@@ -209,15 +204,16 @@ def student_commands(build_dir: Path, lab: str, kit_root: Path, timeout: float =
     if ninja is None:
         raise CommandsError("ninja not found on PATH: install Ninja (e.g. `sudo apt install ninja-build`); "
                             "the grader builds with it")
-    result = proc.run([ninja, "-C", str(build_dir), "-t", "commands", f"{lab}_student"], timeout=timeout)
+    target = layout.library_target(lab, layout.STUDENT)
+    result = proc.run([ninja, "-C", str(build_dir), "-t", "commands", target], timeout=timeout)
     if result.returncode != 0:
-        raise CommandsError(f"cannot read the build commands of {lab}_student from Ninja: "
+        raise CommandsError(f"cannot read the build commands of {target} from Ninja: "
                             + first_errors(result.stdout + "\n" + result.stderr))
-    wanted = (kit_root / "labs" / lab / f"{lab}.cu").resolve()
+    wanted = layout.student_source(kit_root, lab).resolve()
     source = str(wanted)
     compile_args: list[str] | None = None
     link: list[list[str]] | None = None
-    library = f"lib/lib{lab}_student.so"
+    library = layout.ninja_student_library(lab)
     for line in result.stdout.splitlines():
         segments = _segments(line)
         for args in segments:
@@ -228,7 +224,7 @@ def student_commands(build_dir: Path, lab: str, kit_root: Path, timeout: float =
         if any(a.endswith(library) for segment in segments for a in segment):
             link = [args for args in segments if args and args != [":"]]
     if compile_args is None or link is None:
-        raise CommandsError(f"Ninja's commands for {lab}_student do not compile {source}: reconfigure the kit "
+        raise CommandsError(f"Ninja's commands for {target} do not compile {source}: reconfigure the kit "
                             "(delete the build folder) and try again")
     # A compiler launcher (CMAKE_CUDA_COMPILER_LAUNCHER=ccache) would write to its cache
     # outside the compile jail, and a student's file gains nothing from a cache: nvcc alone.
@@ -268,7 +264,7 @@ class StudentBuild:
     output: str = ""
     commands: list[str] = field(default_factory=list)
 
-    RECORD = "build.json"
+    RECORD = layout.BUILD_RECORD
 
     def save(self, folder: Path) -> None:
         """Records the outcome in `folder` (for a grading run that builds nothing: --prebuilt)."""
@@ -299,7 +295,7 @@ SYSTEM_READABLE = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin
 
 
 # The version of how a student's file is built in the jail (build_student, compile_jail):
-# a build folder's cached verdict on the jail (grade.compile_jail) already follows the
+# a build folder's cached verdict on the jail (jail_verdict) already follows the
 # folders the jail opens; this number makes it try again when the code around them changes.
 JAIL_RULES = 3
 
@@ -358,7 +354,7 @@ def build_student(build_dir: Path, commands: StudentCommands, source: Path, out_
         limits = dataclasses.replace(limits, jail=compile_jail(build_dir, commands, source, out_dir))
     obj = out_dir / f"{lab}.cu.o"
     depfile = out_dir / f"{lab}.cu.o.d"
-    library = out_dir / f"lib{lab}_student.so"
+    library = out_dir / layout.student_library(lab)
     for stale in (obj, depfile, library):
         stale.unlink(missing_ok=True)  # a failed build must not leave the last one's library behind
     args = [_replace(a, {commands.source: str(source), commands.object: str(obj)}) for a in commands.compile]
@@ -421,3 +417,63 @@ def _compile_failure(result: proc.ProcResult, timeout: float, limits: proc.Limit
     if display_root is not None:
         errors = errors.replace(f"{display_root}/", "")
     return f"{step} failed:\n" + errors
+
+
+# ---- does the jail work here? ---------------------------------------------------------
+
+def jail_verdict(build_dir: Path, commands: StudentCommands, kit_root: Path, lab: str, trial: Path, *,
+                 limits: proc.Limits, timeout: float) -> tuple[bool, str]:
+    """Whether students' files compile inside the jail (compile_jail), and a note when not:
+    where the kernel has Landlock and the kit's own file of `lab` compiles inside it, tried
+    in the folder `trial` once per build folder, toolchain and kernel (the verdict is kept
+    in the build folder, layout.COMPILE_JAIL)."""
+    abi = proc.Jail.abi()
+    if abi < 1:
+        return False, ("compile jail: off (this kernel has no Landlock): a student's file can read any file "
+                       "this user can read while it compiles")
+    # The verdict holds for the jail's rules (toolkit, host compiler, linker, include
+    # folders; a student's own folders stand in as placeholders, the same for every
+    # student of a class), this kernel and this version of the jail's code.
+    jail = compile_jail(build_dir, commands, Path("/student") / f"{lab}.cu", Path("/out"))
+    key = json.dumps([os.uname().release, abi, JAIL_RULES, sorted(jail.readable), jail.writable])
+    record = build_dir / layout.COMPILE_JAIL
+    try:
+        known = json.loads(record.read_text())
+        if known.get("key") == key:
+            return bool(known.get("ok")), str(known.get("why", ""))
+    except (OSError, ValueError, AttributeError):
+        pass
+    problem = _try_jail(build_dir, commands, kit_root, lab, trial, limits=limits, timeout=timeout)
+    why = f"compile jail: off (the kit's own file did not compile inside it: {problem})" if problem else ""
+    try:
+        record.write_text(json.dumps({"key": key, "ok": not problem, "why": why}) + "\n")
+    except OSError:
+        pass
+    return not problem, why
+
+
+def _try_jail(build_dir: Path, commands: StudentCommands, kit_root: Path, lab: str, trial: Path, *,
+              limits: proc.Limits, timeout: float) -> str:
+    """Compiles the kit's own file of `lab` inside the jail: '' when it worked, else why not."""
+    shutil.rmtree(trial, ignore_errors=True)
+    source = layout.student_source(trial, lab)
+    source.parent.mkdir(parents=True)
+    shutil.copyfile(layout.student_source(kit_root, lab), source)
+    try:
+        tried = build_student(build_dir, commands, source, trial / "out", lab, timeout=timeout, limits=limits,
+                              jail=True)
+        problem = "" if tried.ok else first_cause(tried.message + "\n" + (tried.output or ""))
+    except (proc.LaunchError, OSError) as exc:  # e.g. the compiler itself may not be run from inside
+        problem = str(exc)
+    shutil.rmtree(trial, ignore_errors=True)
+    return problem
+
+
+def first_cause(text: str) -> str:
+    """The line of a failed build's output that says why (a denied file, a missing one),
+    else its last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if any(word in line for word in ("Permission denied", "cannot ", "fatal", "No such file")):
+            return line
+    return lines[-1] if lines else "no message"

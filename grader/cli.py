@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 from grader import __version__, arch, build, config, gpu, grade, manifest, overlay, proc, report, seed
+from grader import layout
 from grader.config import ConfigError
 from grader.formats import html_page
 
@@ -66,6 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Build, test, time and score the CUDA labs of this kit.\n\n"
                     "other commands (python3 -m grader COMMAND --help for each):\n" + commands,
         epilog=EXIT_HELP[0].upper() + EXIT_HELP[1:] + ".")
+    _add_what_options(parser)
+    _add_input_options(parser)
+    _add_mode_options(parser)
+    return parser
+
+
+def _add_what_options(parser: argparse.ArgumentParser) -> None:
+    """What to grade, where the kit and its build are, and the seed."""
     parser.add_argument("labs", nargs="*", metavar="lab",
                         help="labs to grade (default: every lab present, in course order: "
                              f"{' '.join(config.kit_labs())})")
@@ -99,6 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "submission's editable files (HMAC-SHA256), so the same submission always gets the "
                              f"same seed; ${seed.SECRET_ENV} holding the secret does the same. The secret is never "
                              "written to the report")
+
+
+def _add_input_options(parser: argparse.ArgumentParser) -> None:
+    """The sanitizer, the references and answer keys, the architectures, the report's file."""
     parser.add_argument("--no-sanitizer", action="store_true",
                         help="skip the compute-sanitizer stage (memcheck, racecheck, synccheck on a small test "
                              "filter per lab)")
@@ -119,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "the build folder's, else those of this machine's GPUs)")
     parser.add_argument("--json", type=Path, metavar="FILE",
                         help="where to write the JSON report (default: <build>/report.json)")
+
+
+def _add_mode_options(parser: argparse.ArgumentParser) -> None:
+    """How much of the grading runs, and how it is shown."""
     parser.add_argument("--no-build", action="store_true",
                         help="do not configure or build; grade the binaries already in the build directory")
     parser.add_argument("--skip-bench", action="store_true",
@@ -145,7 +162,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quiet", action="store_true",
                         help="no progress lines; print only the score table and the failures")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -319,6 +335,39 @@ def _check_writable(path: Path) -> None:
 
 def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
     """Options and the list of labs to grade, or UsageError/ConfigError."""
+    root, submission = _kit_root(args)
+    kit_labs = config.kit_labs(root)
+    cfg = config.load_course(root, args.config, kit_labs)
+    if args.answer_feedback is not None:
+        cfg.grader["answer_feedback"] = args.answer_feedback
+
+    reference = args.reference or (Path(os.environ["LABKIT_REFERENCE_DIR"])
+                                   if os.environ.get("LABKIT_REFERENCE_DIR") else None)
+    if reference is not None and not reference.is_dir():
+        raise UsageError(f"reference directory {reference} not found: --reference (or "
+                         f"LABKIT_REFERENCE_DIR) names a directory holding {layout.SOLUTION_LIBRARIES} files")
+    present, labs = _labs_to_grade(args, root, kit_labs, cfg)
+    chosen = _choose_seed(args, cfg, submission or root, present)
+    if args.cuda_arch is not None:
+        try:
+            args.cuda_arch = arch.parse_cuda_arch(args.cuda_arch)  # "80,90" -> "80;90", as CMake takes it
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    build_dir = (args.build_dir or default_build_dir(root, submission is not None, args.cuda_arch)).resolve()
+    _check_student_dir(args)
+    options = grade.Options(root=root, build_dir=build_dir, impl=args.impl, seed=chosen.seed, config=cfg,
+                            reference_dir=reference.resolve() if reference else None,
+                            cuda_arch=args.cuda_arch, no_build=args.no_build, skip_bench=args.skip_bench,
+                            no_sanitizer=args.no_sanitizer, submission=submission,
+                            seed_source=chosen.as_dict(),
+                            student_root=args.student_dir.resolve() if args.student_dir else None,
+                            build_only=args.build_only, prebuilt=args.prebuilt,
+                            answer_keys=_answer_keys(args.answer_keys))
+    return options, labs
+
+
+def _kit_root(args: argparse.Namespace) -> tuple[Path, Path | None]:
+    """The kit to build in (with --submission, the pristine kit) and the submission, if any."""
     root = (args.root or Path(__file__).resolve().parent.parent).resolve()
     if not root.is_dir():
         raise UsageError(f"--root {root} is not a directory: pass the kit's top directory")
@@ -342,17 +391,11 @@ def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
                              "LABKIT_PRISTINE to) the instructor's copy of the kit")
     elif args.pristine is not None:
         raise UsageError("--pristine is used with --submission (the student repository to grade)")
-    kit_labs = config.kit_labs(root)
-    cfg = config.load_course(root, args.config, kit_labs)
-    if args.answer_feedback is not None:
-        cfg.grader["answer_feedback"] = args.answer_feedback
+    return root, submission
 
-    reference = args.reference or (Path(os.environ["LABKIT_REFERENCE_DIR"])
-                                   if os.environ.get("LABKIT_REFERENCE_DIR") else None)
-    if reference is not None and not reference.is_dir():
-        raise UsageError(f"reference directory {reference} not found: --reference (or "
-                         "LABKIT_REFERENCE_DIR) names a directory holding lib<lab>_solution.so files")
 
+def _labs_to_grade(args: argparse.Namespace, root: Path, kit_labs, cfg: config.Config) -> tuple[list[str], list[str]]:
+    """The kit's labs, and those to grade: the ones named (even if disabled), else every enabled one."""
     present = grade.present_labs(root)
     if args.labs:
         try:
@@ -364,43 +407,33 @@ def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
         if not labs:
             raise UsageError(f"no enabled lab found under {root}/labs (looked for labs/<lab>/lab.json): "
                              "pass --root the kit's top directory")
+    return present, labs
 
-    source = submission or root
+
+def _choose_seed(args: argparse.Namespace, cfg: config.Config, source: Path, present: list[str]) -> seed.SeedChoice:
+    """--seed, or derived from the secret and the submission's files, or the config's, or random."""
 
     def identity() -> str:
         files = [item for lab in present for item in overlay.editable_files(source, lab, cfg.lab(lab).editable)]
         return seed.identity(files)
 
     if args.seed == "random":
-        chosen = seed.SeedChoice(secrets.randbelow(2**seed.SEED_BITS - 1) + 1, "random")
-    else:
-        try:
-            chosen = seed.choose(cli_seed=args.seed, secret_file=args.secret_file,
-                                 config_seed=cfg.grader["seed"], identity_of=identity)
-        except seed.SecretError as exc:
-            raise UsageError(str(exc)) from None
+        return seed.SeedChoice(secrets.randbelow(2**seed.SEED_BITS - 1) + 1, "random")
+    try:
+        return seed.choose(cli_seed=args.seed, secret_file=args.secret_file,
+                           config_seed=cfg.grader["seed"], identity_of=identity)
+    except seed.SecretError as exc:
+        raise UsageError(str(exc)) from None
 
-    if args.cuda_arch is not None:
-        try:
-            args.cuda_arch = arch.parse_cuda_arch(args.cuda_arch)  # "80,90" -> "80;90", as CMake takes it
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    build_dir = (args.build_dir or default_build_dir(root, submission is not None, args.cuda_arch)).resolve()
+
+def _check_student_dir(args: argparse.Namespace) -> None:
+    """--build-only and --prebuilt: one of them, with a --student-dir (holding libraries for --prebuilt)."""
     if (args.build_only or args.prebuilt) and args.student_dir is None:
         raise UsageError("--build-only and --prebuilt need --student-dir (where the submission's libraries go)")
     if args.build_only and args.prebuilt:
         raise UsageError("--build-only compiles and --prebuilt grades what it compiled: give one of them")
-    if args.prebuilt and not (args.student_dir / "lib").is_dir():
+    if args.prebuilt and not (args.student_dir / layout.LIB).is_dir():
         raise UsageError(f"--prebuilt: {args.student_dir}/lib holds no libraries: run with --build-only first")
-    options = grade.Options(root=root, build_dir=build_dir, impl=args.impl, seed=chosen.seed, config=cfg,
-                            reference_dir=reference.resolve() if reference else None,
-                            cuda_arch=args.cuda_arch, no_build=args.no_build, skip_bench=args.skip_bench,
-                            no_sanitizer=args.no_sanitizer, submission=submission,
-                            seed_source=chosen.as_dict(),
-                            student_root=args.student_dir.resolve() if args.student_dir else None,
-                            build_only=args.build_only, prebuilt=args.prebuilt,
-                            answer_keys=_answer_keys(args.answer_keys))
-    return options, labs
 
 
 def _answer_keys(given: Path | None) -> Path | None:

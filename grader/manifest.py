@@ -72,36 +72,8 @@ class Lab:
 
 def read(path: Path) -> Lab:
     """The manifest at `path`, validated."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ManifestError(f"{path}: cannot read the lab manifest: {exc.strerror or exc}") from exc
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ManifestError(f"{path}: not valid JSON: {exc}") from exc
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise ManifestError(f'{path}: not a lab manifest (it needs "schema": "{SCHEMA}")')
-    if data.get("version") != VERSION:
-        raise ManifestError(f"{path}: manifest version {data.get('version')!r}; this kit reads version {VERSION}")
-
-    def text(key: str, default: str | None = None) -> str:
-        value = data.get(key, default)
-        if not isinstance(value, str) or not value:
-            raise ManifestError(f'{path}: "{key}" must be a non-empty string')
-        return value
-
-    def strings(key: str, where: dict[str, Any] | None = None, required: bool = False) -> tuple[str, ...]:
-        source = data if where is None else where
-        value = source.get(key, None if required else [])
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise ManifestError(f'{path}: "{key}" must be a list of non-empty strings')
-        return tuple(value)
-
-    def table(key: str) -> dict[str, Any]:
-        value = data.get(key, {})
-        if not isinstance(value, dict):
-            raise ManifestError(f'{path}: "{key}" must be an object')
-        return value
-
+    fields = _Fields(path, _load(path))
+    data, text, strings, table = fields.data, fields.text, fields.strings, fields.table
     order = data.get("order")
     if not isinstance(order, int) or isinstance(order, bool) or order < 0:
         raise ManifestError(f'{path}: "order" must be a whole number (the lab\'s place in the course)')
@@ -132,6 +104,47 @@ def read(path: Path) -> Lab:
                reference_variant=text("reference_variant", "default"),
                required_variants=required_variants, questions=questions,
                profile_hints=tuple(hints.items()), path=path)
+
+
+def _load(path: Path) -> dict[str, Any]:
+    """The manifest's JSON object, of this schema and version (else ManifestError)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ManifestError(f"{path}: cannot read the lab manifest: {exc.strerror or exc}") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{path}: not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise ManifestError(f'{path}: not a lab manifest (it needs "schema": "{SCHEMA}")')
+    if data.get("version") != VERSION:
+        raise ManifestError(f"{path}: manifest version {data.get('version')!r}; this kit reads version {VERSION}")
+    return data
+
+
+class _Fields:
+    """Typed reads of a manifest's keys: a wrong type is a ManifestError naming the key."""
+
+    def __init__(self, path: Path, data: dict[str, Any]) -> None:
+        self.path, self.data = path, data
+
+    def text(self, key: str, default: str | None = None) -> str:
+        value = self.data.get(key, default)
+        if not isinstance(value, str) or not value:
+            raise ManifestError(f'{self.path}: "{key}" must be a non-empty string')
+        return value
+
+    def strings(self, key: str, where: dict[str, Any] | None = None, required: bool = False) -> tuple[str, ...]:
+        source = self.data if where is None else where
+        value = source.get(key, None if required else [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ManifestError(f'{self.path}: "{key}" must be a list of non-empty strings')
+        return tuple(value)
+
+    def table(self, key: str) -> dict[str, Any]:
+        value = self.data.get(key, {})
+        if not isinstance(value, dict):
+            raise ManifestError(f'{self.path}: "{key}" must be an object')
+        return value
 
 
 def labs(root: Path) -> list[Lab]:

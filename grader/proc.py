@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 # Bytes kept from each end of stdout and of stderr.
 CAP_BYTES = 64 * 1024
@@ -288,18 +288,11 @@ def run(
     `gate` the child gets its end of it, and `timeout` counts from the gate's opening.
     """
     args = [str(arg) for arg in cmd]
-    enter_jail = limits.jail.prepare() if limits is not None and limits.jail is not None else None
-    if enter_jail is not None:
-        def child_setup() -> None:
-            limits.apply()
-            enter_jail()
-    else:
-        child_setup = limits.apply if limits is not None else None  # type: ignore[assignment]
+    child_setup, enter_jail = _child_setup(limits)
     run_id = uuid.uuid4().hex
     full_env = {**os.environ, **(env or {})}
     full_env[RUN_IDS] = ":".join(filter(None, [os.environ.get(RUN_IDS, ""), run_id]))
     start = time.monotonic()
-    timed_out = False
     try:
         # A new session makes the child the leader of its own process group, so
         # killpg reaches its children too, and a Ctrl-C in the terminal reaches
@@ -323,6 +316,34 @@ def run(
     # the head and the tail: memory stays bounded and the child never blocks.
     out, err = _Capture(cap), _Capture(cap)
     readers = [_start_reader(child.stdout, out, line_callback), _start_reader(child.stderr, err)]
+    timed_out = _wait(child, run_id, timeout, gate)
+    duration = time.monotonic() - start
+    _drain(readers, child)
+    stdout, stdout_cut = out.text()
+    stderr, stderr_cut = err.text()
+    return ProcResult(
+        command=command_string(args, env), returncode=child.returncode, timed_out=timed_out,
+        duration_s=duration, stdout=stdout, stderr=stderr,
+        stdout_cut=stdout_cut, stderr_cut=stderr_cut,
+    )
+
+
+def _child_setup(limits: Limits | None) -> tuple[Callable[[], None] | None, Any]:
+    """What the child runs before the program (the limits, then the jail), and the jail's
+    entry (its ruleset is closed in the grader once the child started), or None."""
+    enter_jail = limits.jail.prepare() if limits is not None and limits.jail is not None else None
+    if enter_jail is not None:
+        def child_setup() -> None:
+            limits.apply()
+            enter_jail()
+        return child_setup, enter_jail
+    return (limits.apply if limits is not None else None), None
+
+
+def _wait(child: subprocess.Popen[bytes], run_id: str, timeout: float, gate: Gate | None) -> bool:
+    """Waits for the child (with a gate: for its opening first, then `timeout`); whether it
+    timed out. Every process of its group is ended afterwards, and on any exception."""
+    timed_out = False
     try:
         if gate is not None:
             # Set-up is not timed out here (it waits for its turn); only for max_wait_s.
@@ -347,20 +368,17 @@ def run(
     end_marked(run_id)
     with _ACTIVE_LOCK:
         _ACTIVE.pop(run_id, None)
-    duration = time.monotonic() - start
+    return timed_out
+
+
+def _drain(readers: list[threading.Thread], child: subprocess.Popen[bytes]) -> None:
+    """Lets the readers finish the child's output."""
     for reader, stream in zip(readers, (child.stdout, child.stderr)):
         # A process that left the group (setsid) may still hold the pipe open: do not
         # wait for it forever; its further output is simply not read.
         reader.join(timeout=READER_GRACE_S)
         if not reader.is_alive():
             stream.close()
-    stdout, stdout_cut = out.text()
-    stderr, stderr_cut = err.text()
-    return ProcResult(
-        command=command_string(args, env), returncode=child.returncode, timed_out=timed_out,
-        duration_s=duration, stdout=stdout, stderr=stderr,
-        stdout_cut=stdout_cut, stderr_cut=stderr_cut,
-    )
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:

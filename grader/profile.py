@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader import arch, commandline, gpu, manifest, proc
+from grader import arch, commandline, gpu, layout, manifest, proc
 
 EXIT_OK, EXIT_NOTHING, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
 TIMEOUT_S = 600
@@ -270,7 +270,7 @@ def render(lab: manifest.Lab, results: dict[str, list[Kernel]], hints: dict[str,
 
 def bench_program(build_dir: Path, lab: str, impl: str) -> Path:
     """The bench a profile runs: the student's own (their code linked in) or the solution's."""
-    return build_dir / "bin" / (f"{lab}_bench" if impl == "student" else f"{lab}_solution_bench")
+    return layout.direct_bench_path(build_dir, lab, impl)
 
 
 def profile_lab(lab: manifest.Lab, bench: Path, *, ncu: str, size: int | None = None, seed: int = 1,

@@ -139,39 +139,7 @@ def grade(required: tuple[RequiredVariant, ...], tests: list[dict[str, Any]] | N
             row.update(status=NOT_TESTED, why="the tests did not run")
         else:
             mine = tests_of(variant.name, tests)
-            failed = [t for t in mine if t.get("status") == "failed"]
-            unproven = [t for t in mine if t.get("status") != "passed"]  # skipped (no GPU), or not run
-            if not mine and variant.kind == FIX:
-                row.update(status=MISSING, why=f"no test checked it: keep the function {variant.name} in your file "
-                           "(fix its bug; do not remove it)")
-            elif not mine and variant.kind == PART:
-                row.update(status=MISSING, why=f"no test checked it: keep the function {variant.name} in your file "
-                           "(write its body; do not remove it)")
-            elif not mine:
-                row.update(status=MISSING, why=f'no test checked it: register it with LAB_REGISTER_VARIANT(<function>, '
-                           f'"{variant.name}", ...) in your file')
-            elif failed:
-                row.update(status=FAILED, why=f"{len(failed)} of {len(mine)} tests failed: {failed[0]['name']}")
-            elif unproven:
-                # Only a test that ran and passed proves anything: a skipped one (a machine
-                # without a GPU) earns nothing.
-                row.update(status=NOT_TESTED, why=f"{len(unproven)} of {len(mine)} tests did not run "
-                           f"({unproven[0].get('status', '?')}: {unproven[0]['name']})")
-            elif variant.sanitizer:
-                found = (checked or {}).get(variant.name)
-                findings = found.findings if found is not None else []
-                if findings:
-                    row.update(status=FAILED, why=f"its {len(mine)} tests passed, but {findings[0].message}: the bug "
-                               "is still there, the hardware only hid it from the tests")
-                elif found is None or not found.ran:
-                    row.update(status=PASSED, points=variant.points,
-                               why=f"{len(mine)} tests passed; not checked with {', '.join(variant.sanitizer)} "
-                               "(compute-sanitizer did not run)")
-                else:
-                    row.update(status=PASSED, points=variant.points,
-                               why=f"{len(mine)} tests passed and {', '.join(variant.sanitizer)} found nothing")
-            else:
-                row.update(status=PASSED, why=f"{len(mine)} tests passed", points=variant.points)
+            row.update(_tested(variant, mine, checked))
             row["tests"] = len(mine)
         row.update(timed.get(variant.name, {}))
         if variant.kind == STEP:
@@ -180,6 +148,42 @@ def grade(required: tuple[RequiredVariant, ...], tests: list[dict[str, Any]] | N
         result.rows.append(row)
     result.points = round(result.points, 2)
     return result
+
+
+def _tested(variant: RequiredVariant, mine: list[dict[str, Any]], checked: dict[str, Any] | None) -> dict[str, Any]:
+    """A variant's status, why, and points from its test rows (`mine`) and, for a fix
+    exercise with "sanitizer" tools, the sanitizer's run over its tests."""
+    failed = [t for t in mine if t.get("status") == "failed"]
+    unproven = [t for t in mine if t.get("status") != "passed"]  # skipped (no GPU), or not run
+    if not mine and variant.kind == FIX:
+        return dict(status=MISSING, why=f"no test checked it: keep the function {variant.name} in your file "
+                    "(fix its bug; do not remove it)")
+    if not mine and variant.kind == PART:
+        return dict(status=MISSING, why=f"no test checked it: keep the function {variant.name} in your file "
+                    "(write its body; do not remove it)")
+    if not mine:
+        return dict(status=MISSING, why=f'no test checked it: register it with LAB_REGISTER_VARIANT(<function>, '
+                    f'"{variant.name}", ...) in your file')
+    if failed:
+        return dict(status=FAILED, why=f"{len(failed)} of {len(mine)} tests failed: {failed[0]['name']}")
+    if unproven:
+        # Only a test that ran and passed proves anything: a skipped one (a machine
+        # without a GPU) earns nothing.
+        return dict(status=NOT_TESTED, why=f"{len(unproven)} of {len(mine)} tests did not run "
+                    f"({unproven[0].get('status', '?')}: {unproven[0]['name']})")
+    if not variant.sanitizer:
+        return dict(status=PASSED, why=f"{len(mine)} tests passed", points=variant.points)
+    found = (checked or {}).get(variant.name)
+    findings = found.findings if found is not None else []
+    if findings:
+        return dict(status=FAILED, why=f"its {len(mine)} tests passed, but {findings[0].message}: the bug "
+                    "is still there, the hardware only hid it from the tests")
+    if found is None or not found.ran:
+        return dict(status=PASSED, points=variant.points,
+                    why=f"{len(mine)} tests passed; not checked with {', '.join(variant.sanitizer)} "
+                    "(compute-sanitizer did not run)")
+    return dict(status=PASSED, points=variant.points,
+                why=f"{len(mine)} tests passed and {', '.join(variant.sanitizer)} found nothing")
 
 
 def progression(bench: dict[str, Any] | None, names: list[str]) -> dict[str, dict[str, Any]]:

@@ -43,12 +43,9 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import csv
-import io
 import json
 import os
 import queue
-import re
 import shlex
 import shutil
 import signal
@@ -56,83 +53,25 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from grader import commandline, gpu, manifest, proc
-from grader.report import REPORT_SCHEMA, Report, read
+from grader import layout as kit_layout
+from grader.instructor.gpu_use import GpuUse, compile_line, gpu_lines
+from grader.instructor.gradebook import (MISSING, Entry, Layout, RosterError, complete_report, progress_line,
+                                         read_json, read_report, read_roster, write_gradebook, _graded)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 KIT_ROOT = Path(__file__).resolve().parents[2]
 GRADER_ENV = "LABKIT_BATCH_GRADER"  # a command replacing `python3 -m grader` (tests, wrappers)
 DEFAULT_TIMEOUT_S = 3600
 GRACE_S = 30  # after SIGINT, the grader writes its partial report and ends its children
-MISSING = "missing submission"
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")  # becomes a file name
-# What the grader prints (grade.build_students) once a --build-only run is past the shared
+# What the grader prints (stages/building.build_students) once a --build-only run is past the shared
 # kit build (configure check, Ninja, the compile jail's trial) and compiles the
 # submission's own files: from then on the next student's compile may start beside it.
 KIT_READY_MARKER = "compiling the student files of"
-
-
-class RosterError(Exception):
-    """The roster cannot be used; the message says where and what to do."""
-
-
-@dataclass
-class Entry:
-    index: int  # 0-based row among the students (the Slurm array index)
-    line: int  # line in the roster file
-    student: str
-    path: Path | None  # None: the roster gives no path
-
-    @property
-    def present(self) -> bool:
-        return self.path is not None and self.path.is_dir()
-
-
-def read_roster(path: Path) -> list[Entry]:
-    """The roster's students, checked: header, names, duplicates (RosterError)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet may write a byte-order mark
-    except FileNotFoundError:
-        raise RosterError(f"roster {path} not found: pass a CSV file with the header `student,path`") from None
-    except OSError as exc:
-        raise RosterError(f"cannot read the roster {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise RosterError(f"roster {path} is not UTF-8 text: save it as CSV (UTF-8)") from None
-    rows = list(csv.reader(io.StringIO(text)))
-    header = [cell.strip().lower() for cell in rows[0]] if rows else []
-    if "student" not in header or "path" not in header:
-        found = ",".join(rows[0]) if rows else "an empty file"
-        raise RosterError(f"{path}: the first line must be the header `student,path` (found: {found})")
-    s_col, p_col = header.index("student"), header.index("path")
-    entries: list[Entry] = []
-    seen: dict[str, int] = {}
-    for line, row in enumerate(rows[1:], start=2):
-        if not any(cell.strip() for cell in row) or row[0].lstrip().startswith("#"):
-            continue
-        student = row[s_col].strip() if s_col < len(row) else ""
-        raw = row[p_col].strip() if p_col < len(row) else ""
-        if not student:
-            raise RosterError(f"{path}:{line}: no student name")
-        if not _SAFE_NAME.match(student):
-            raise RosterError(f"{path}:{line}: student {student!r} cannot name a file: use letters, digits "
-                              "and . _ - @ + (e.g. the GitHub user name)")
-        if student.lower() in seen:
-            raise RosterError(f"{path}:{line}: student {student!r} is listed twice (also on line "
-                              f"{seen[student.lower()]}): keep one row per student")
-        seen[student.lower()] = line
-        where = None
-        if raw:
-            where = Path(raw).expanduser()
-            where = (where if where.is_absolute() else path.parent / where).resolve()
-        entries.append(Entry(len(entries), line, student, where))
-    if not entries:
-        raise RosterError(f"{path}: no student rows under the header")
-    return entries
 
 
 # --- GPUs --------------------------------------------------------------------------------
@@ -169,65 +108,9 @@ def no_gpu_message(why: str) -> str:
 
 # --- grading one student --------------------------------------------------------------------
 
-@dataclass
-class Layout:
-    out: Path
-
-    def report(self, student: str) -> Path:
-        return self.out / "reports" / f"{student}.json"
-
-    def log(self, student: str) -> Path:
-        return self.out / "logs" / f"{student}.log"
-
-    def status(self, student: str) -> Path:
-        return self.out / "status" / f"{student}.json"
-
-    def work(self, student: str) -> Path:
-        return self.out / "work" / student
-
-    @property
-    def kit_build(self) -> Path:
-        """The build of the pristine kit the class shares."""
-        return self.out / "work" / "_kit"
-
-    @property
-    def gradebook(self) -> Path:
-        return self.out / "gradebook.csv"
-
-    @property
-    def timing(self) -> Path:
-        """The last run's wall time, kit build and busy time per GPU (read by class_scale)."""
-        return self.out / "timing.json"
-
-
 def grader_command() -> list[str]:
     custom = os.environ.get(GRADER_ENV)
     return shlex.split(custom) if custom else [sys.executable, "-m", "grader"]
-
-
-def read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(errors="replace"))
-    except (OSError, ValueError):
-        return None
-
-
-def read_report(path: Path) -> Report | None:
-    """The grader's report at `path`, read into the model every rendering uses, or None when there is none: no file,
-    not JSON, or no list of labs in it."""
-    found = read(read_json(path))
-    return found if found.has_labs else None
-
-
-def complete_report(path: Path, labs: list[str] | None) -> Report | None:
-    """The report at `path` if it is whole (not interrupted, every wanted lab graded), else None."""
-    found = read_report(path)
-    if found is None or found.schema != REPORT_SCHEMA or found.interrupted:
-        return None
-    graded = {lab.name for lab in found.labs}
-    if not graded or not found.finished or (labs and not set(labs) <= graded):
-        return None
-    return found
 
 
 def grade_one(entry: Entry, layout: Layout, *, pristine: Path, labs: list[str], timeout: float,
@@ -253,13 +136,7 @@ def grade_one(entry: Entry, layout: Layout, *, pristine: Path, labs: list[str], 
         report.unlink(missing_ok=True)  # a stale report must not pass for this run's
     for folder in (report.parent, layout.log(entry.student).parent):
         folder.mkdir(parents=True, exist_ok=True)
-    command = [*grader_command(), "--submission", str(entry.path), "--pristine", str(pristine)]
-    if phase == "all":
-        command += ["--build-dir", str(layout.work(entry.student)), "--json", str(report)]
-    else:
-        command += ["--build-dir", str(layout.kit_build), "--student-dir", str(layout.work(entry.student))]
-        command += ["--build-only"] if phase == "build" else ["--prebuilt", "--json", str(report)]
-    command += [*grader_args, *labs]
+    command = _grader_call(entry, layout, pristine, labs, grader_args, phase)
     env = dict(os.environ)
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
@@ -271,10 +148,44 @@ def grade_one(entry: Entry, layout: Layout, *, pristine: Path, labs: list[str], 
             if stop.is_set():
                 status["interrupted"] = True
                 return status
-    locked = kit_lock is not None
     start = time.monotonic()
     status["started"] = start  # the monotonic clock: for the busy time of its GPU, not saved
-    with layout.log(entry.student).open("w" if phase != "grade" else "a") as log:
+    if not _run_grader(command, env, layout.log(entry.student), status, phase=phase, cores=cores,
+                       kit_lock=kit_lock, stop=stop, timeout=timeout):
+        _save_status(layout, status)
+        return status
+    status["ended"] = time.monotonic()
+    status["seconds"] = round(status["ended"] - start, 1)
+    if phase == "build":
+        return status  # the grading phase saves the status
+    if not keep_work and complete_report(report, labs or None):
+        shutil.rmtree(layout.work(entry.student), ignore_errors=True)
+    _save_status(layout, status)
+    return status
+
+
+def _grader_call(entry: Entry, layout: Layout, pristine: Path, labs: list[str], grader_args: list[str],
+                 phase: str) -> list[str]:
+    """The grader's command line for one student and phase (grade_one)."""
+    report = layout.report(entry.student)
+    command = [*grader_command(), "--submission", str(entry.path), "--pristine", str(pristine)]
+    if phase == "all":
+        command += ["--build-dir", str(layout.work(entry.student)), "--json", str(report)]
+    else:
+        command += ["--build-dir", str(layout.kit_build), "--student-dir", str(layout.work(entry.student))]
+        command += ["--build-only"] if phase == "build" else ["--prebuilt", "--json", str(report)]
+    return [*command, *grader_args, *labs]
+
+
+def _run_grader(command: list[str], env: dict[str, str], log_path: Path, status: dict[str, Any], *, phase: str,
+                cores: set[int] | None, kit_lock: threading.Lock | None, stop: threading.Event,
+                timeout: float) -> bool:
+    """Runs the grader process, its output into the log, until it ends, times out or `stop`
+    (status: exit, timed_out, interrupted); releases `kit_lock` once the grader says the kit
+    is ready. False when it could not start (status: error)."""
+    locked = kit_lock is not None
+    start = status["started"]
+    with log_path.open("w" if phase != "grade" else "a") as log:
         log.write(f"$ {status['command']}\n")
         log.flush()
         log_start = log.tell()
@@ -293,8 +204,7 @@ def grade_one(entry: Entry, layout: Layout, *, pristine: Path, labs: list[str], 
             except OSError as exc:
                 log.write(f"cannot start the grader: {exc}\n")
                 status["exit"], status["error"] = None, f"cannot start the grader ({exc.strerror or exc})"
-                _save_status(layout, status)
-                return status
+                return False
             while True:
                 try:
                     status["exit"] = child.wait(timeout=0.2 if locked else 0.5)
@@ -304,20 +214,13 @@ def grade_one(entry: Entry, layout: Layout, *, pristine: Path, labs: list[str], 
                         status["timed_out" if not stop.is_set() else "interrupted"] = True
                         status["exit"] = _stop(child)
                         break
-                    if locked and _says(layout.log(entry.student), log_start, KIT_READY_MARKER):
+                    if locked and _says(log_path, log_start, KIT_READY_MARKER):
                         kit_lock.release()
                         locked = False
         finally:
             if locked:
                 kit_lock.release()
-    status["ended"] = time.monotonic()
-    status["seconds"] = round(status["ended"] - start, 1)
-    if phase == "build":
-        return status  # the grading phase saves the status
-    if not keep_work and complete_report(report, labs or None):
-        shutil.rmtree(layout.work(entry.student), ignore_errors=True)
-    _save_status(layout, status)
-    return status
+    return True
 
 
 def _says(log: Path, offset: int, text: str) -> bool:
@@ -353,93 +256,6 @@ def _save_status(layout: Layout, status: dict[str, Any]) -> None:
     saved = {key: value for key, value in status.items() if key not in ("started", "ended")}
     tmp.write_text(json.dumps(saved, indent=2) + "\n")
     os.replace(tmp, path)
-
-
-# --- the gradebook --------------------------------------------------------------------------
-
-def row_for(entry: Entry, layout: Layout, labs: list[str] | None) -> dict[str, Any]:
-    """One gradebook row: points from the report, or what happened instead."""
-    row: dict[str, Any] = {"student": entry.student, "total": "", "max": "", "labs": {}, "status": "", "seed": ""}
-    if not entry.present:
-        where = f"no folder {entry.path}" if entry.path else "no path in the roster"
-        row.update(total=0, status=f"{MISSING} ({where})")
-        return row
-    graded = read_report(layout.report(entry.student))
-    ended = read_json(layout.status(entry.student)) or {}
-    if graded is not None:
-        row.update(total=graded.total, max=graded.max, seed="" if graded.seed is None else graded.seed)
-        failing = []
-        for lab in graded.labs:
-            if lab.name == "?":  # a lab the report does not name has no column
-                continue
-            row["labs"][lab.name] = lab.total
-            if lab.status.is_failure:
-                failing.append(f"{lab.name} {lab.status.name}")
-        missing = [lab for lab in labs or [] if lab not in row["labs"]]
-        text = "; ".join(failing) if failing else "ok"
-        if graded.interrupted or missing:
-            why = (f"timed out after {ended.get('seconds', '?')} s" if ended.get("timed_out")
-                   else "interrupted" if graded.interrupted else "labs missing from the report")
-            text = f"incomplete ({why}; not graded: {', '.join(missing) or 'the rest'}); {text}"
-        row["status"] = text
-        return row
-    log = layout.log(entry.student)
-    if not ended:
-        row["status"] = "not graded yet"
-    elif ended.get("timed_out"):
-        row["status"] = f"timed out after {ended.get('seconds')} s without a report (log: {log})"
-    elif ended.get("interrupted"):
-        row["status"] = "interrupted before the report was written"
-    else:
-        row["status"] = (f"grader failed ({ended.get('error') or 'exit ' + str(ended.get('exit'))}, no report): "
-                         f"{_last_line(log)} (log: {log})")
-    return row
-
-
-def _last_line(log: Path) -> str:
-    try:
-        lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
-    except OSError:
-        return ""
-    return lines[-1][:200] if lines else ""
-
-
-def write_gradebook(entries: list[Entry], layout: Layout, labs: list[str] | None,
-                    course: list[str] | None = None) -> list[dict[str, Any]]:
-    """DIR/gradebook.csv for every roster row; returns the rows. A column per lab of `labs`,
-    else per lab graded, in the order of `course` (the pristine kit's labs; without it, the
-    order the reports list them), then those `course` lacks."""
-    rows = [row_for(entry, layout, labs) for entry in entries]
-    graded = list(dict.fromkeys(lab for row in rows for lab in row["labs"] if lab))
-    columns = labs or [lab for lab in (course or graded) if lab in graded]
-    extra = sorted({lab for lab in graded if lab not in columns})
-    columns = [*columns, *extra]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", "total", "max", *columns, "status", "seed"])
-    for row in rows:
-        writer.writerow([row["student"], row["total"], row["max"], *(row["labs"].get(lab, "") for lab in columns),
-                         row["status"], row["seed"]])
-    layout.out.mkdir(parents=True, exist_ok=True)
-    tmp = layout.gradebook.with_name("gradebook.csv.tmp")
-    tmp.write_text(buffer.getvalue())
-    os.replace(tmp, layout.gradebook)
-    return rows
-
-
-def progress_line(done: int, count: int, entry: Entry, status: dict[str, Any], layout: Layout,
-                  labs: list[str] | None, resumed: bool = False) -> str:
-    row = row_for(entry, layout, labs)
-    if not entry.present:
-        text = row["status"]
-    elif row["max"] != "":
-        text = f"{row['total']}/{row['max']}" + ("" if row["status"] == "ok" else f" ({row['status']})")
-    else:
-        text = row["status"]
-    when = "resumed" if resumed else f"{status.get('seconds', 0):.0f} s"
-    if not resumed and status.get("gpu") is not None:
-        when += f" on GPU {status['gpu']}"
-    return f"[{done}/{count}] {entry.student}: {text} ({when})"
 
 
 # --- Slurm ------------------------------------------------------------------------------------
@@ -528,6 +344,52 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """`python3 -m grader batch`; returns the exit status."""
+    parsed = _parse(argv)
+    if isinstance(parsed, int):
+        return parsed
+    args, labs, entries = parsed
+    out = args.out.resolve()
+    pristine = (args.pristine or Path(os.environ.get("LABKIT_PRISTINE") or KIT_ROOT)).resolve()
+    if args.secret_file:
+        if not args.secret_file.is_file():
+            print(f"grader batch: error: --secret-file {args.secret_file} not found", file=sys.stderr)
+            return EXIT_USAGE
+        args.grader_arg = ["--secret-file", str(args.secret_file.resolve()), *args.grader_arg]
+    if not (pristine / "labs").is_dir():
+        print(f"grader batch: error: --pristine {pristine} is not a kit (it has no labs/ folder)", file=sys.stderr)
+        return EXIT_USAGE
+    course = _kit_labs(pristine)
+    try:
+        labs = _labs(labs, course)
+    except SystemExit as exc:
+        print(exc.code, file=sys.stderr)
+        return EXIT_USAGE
+    layout = Layout(out)
+    if args.slurm:
+        return _write_slurm(args, entries, out, pristine, labs)
+    if args.collect:
+        rows = write_gradebook(entries, layout, labs, course)
+        return _summary(rows, layout)
+    if args.task is not None and not 0 <= args.task < len(entries):
+        print(f"grader batch: error: --task {args.task} is outside the roster's rows 0-{len(entries) - 1}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    refused = _preflight(args, pristine, layout, labs)
+    if refused is not None:
+        return refused
+    args.grader_arg = with_instructor_feedback(args.grader_arg)
+    if args.task is not None:
+        entry = entries[args.task]
+        status = grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=None,
+                           build_jobs=None, keep_work=args.keep_work, stop=threading.Event(),
+                           grader_args=args.grader_arg)
+        print(progress_line(1, 1, entry, status, layout, labs))
+        return EXIT_OK if _graded(entry, layout, labs) else EXIT_FAILED
+    return run_batch(entries, layout, args, labs, pristine)
+
+
+def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str], list[Entry]] | int:
+    """The command line and the roster, checked; or the exit status after saying what is wrong."""
     try:
         args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
         if args.timeout <= 0:
@@ -546,44 +408,27 @@ def main(argv: list[str] | None = None) -> int:
     except RosterError as exc:
         print(f"grader batch: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    out = args.out.resolve()
-    pristine = (args.pristine or Path(os.environ.get("LABKIT_PRISTINE") or KIT_ROOT)).resolve()
-    if args.secret_file:
-        if not args.secret_file.is_file():
-            print(f"grader batch: error: --secret-file {args.secret_file} not found", file=sys.stderr)
-            return EXIT_USAGE
-        args.grader_arg = ["--secret-file", str(args.secret_file.resolve()), *args.grader_arg]
-    if not (pristine / "labs").is_dir():
-        print(f"grader batch: error: --pristine {pristine} is not a kit (it has no labs/ folder)", file=sys.stderr)
-        return EXIT_USAGE
-    course = _kit_labs(pristine)
-    try:
-        labs = _labs(args.labs, course)
-    except SystemExit as exc:
-        print(exc.code, file=sys.stderr)
-        return EXIT_USAGE
-    layout = Layout(out)
+    return args, args.labs or [], entries
 
-    if args.slurm:
-        text = slurm_script(args.roster.resolve(), out, len(entries), pristine, labs, args.timeout, args.sbatch,
-                            args.grader_arg + (["--allow-no-gpu"] if args.allow_no_gpu else []))
-        args.slurm.parent.mkdir(parents=True, exist_ok=True)
-        args.slurm.write_text(text)
-        args.slurm.chmod(0o755)
-        (out / "logs").mkdir(parents=True, exist_ok=True)  # Slurm does not create the folder of --output
-        print(f"wrote {args.slurm}: a job array of {len(entries)} tasks, one GPU each")
-        print(f"submit:  sbatch {args.slurm}")
-        print(f"then:    python3 -m grader batch {args.roster} --out {args.out} --collect"
-              + (f" --labs {' '.join(labs)}" if labs else ""))
-        return EXIT_OK
-    if args.collect:
-        rows = write_gradebook(entries, layout, labs, course)
-        return _summary(rows, layout)
-    if args.task is not None and not 0 <= args.task < len(entries):
-        print(f"grader batch: error: --task {args.task} is outside the roster's rows 0-{len(entries) - 1}",
-              file=sys.stderr)
-        return EXIT_USAGE
-    # Grading from here on: a machine without a GPU is told so now, not after the builds.
+
+def _write_slurm(args: argparse.Namespace, entries: list[Entry], out: Path, pristine: Path, labs: list[str]) -> int:
+    """--slurm: writes the job array instead of grading."""
+    text = slurm_script(args.roster.resolve(), out, len(entries), pristine, labs, args.timeout, args.sbatch,
+                        args.grader_arg + (["--allow-no-gpu"] if args.allow_no_gpu else []))
+    args.slurm.parent.mkdir(parents=True, exist_ok=True)
+    args.slurm.write_text(text)
+    args.slurm.chmod(0o755)
+    (out / "logs").mkdir(parents=True, exist_ok=True)  # Slurm does not create the folder of --output
+    print(f"wrote {args.slurm}: a job array of {len(entries)} tasks, one GPU each")
+    print(f"submit:  sbatch {args.slurm}")
+    print(f"then:    python3 -m grader batch {args.roster} --out {args.out} --collect"
+          + (f" --labs {' '.join(labs)}" if labs else ""))
+    return EXIT_OK
+
+
+def _preflight(args: argparse.Namespace, pristine: Path, layout: Layout, labs: list[str]) -> int | None:
+    """Before grading: a machine without a usable GPU, a --gpus it lacks, or GPUs the build
+    cannot run on are told so now, not after the builds (the exit status); None: go on."""
     if args.allow_no_gpu:
         args.grader_arg = [*args.grader_arg, "--allow-no-gpu"]
     else:
@@ -604,15 +449,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in problems:
             print(f"grader batch: error: {line} Nothing was built or graded.", file=sys.stderr)
         return EXIT_NO_GPU
-    args.grader_arg = with_instructor_feedback(args.grader_arg)
-    if args.task is not None:
-        entry = entries[args.task]
-        status = grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=None,
-                           build_jobs=None, keep_work=args.keep_work, stop=threading.Event(),
-                           grader_args=args.grader_arg)
-        print(progress_line(1, 1, entry, status, layout, labs))
-        return EXIT_OK if _graded(entry, layout, labs) else EXIT_FAILED
-    return run_batch(entries, layout, args, labs, pristine)
+    return None
 
 
 def _grader_option(grader_args: list[str], name: str) -> str | None:
@@ -716,274 +553,201 @@ def prepare_kit(layout: Layout, pristine: Path, labs: list[str], timeout: float,
             print(f"  the kit's build took longer than {timeout:g} s: see {log}", flush=True)
             return False
     # Exit 1 means only that some skeleton did not build; the kit's part is what counts here.
-    ok = done.returncode in (0, 1) and (layout.kit_build / "CMakeCache.txt").is_file()
+    ok = done.returncode in (0, 1) and (layout.kit_build / kit_layout.CMAKE_CACHE).is_file()
     if not ok:
         print(f"  the kit's build failed: see {log}", flush=True)
     return ok
 
 
-def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """`spans` as sorted, disjoint intervals."""
-    out: list[tuple[float, float]] = []
-    for start, end in sorted(spans):
-        if end <= start:
-            continue
-        if out and start <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        else:
-            out.append((start, end))
-    return out
-
-
-def _length(spans: list[tuple[float, float]], since: float = float("-inf"), until: float = float("inf")) -> float:
-    """Seconds the disjoint `spans` cover between `since` and `until`."""
-    return sum(max(0.0, min(end, until) - max(start, since)) for start, end in spans)
-
-
-def _overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Where the disjoint, sorted intervals `a` and `b` overlap."""
-    out, i, j = [], 0, 0
-    while i < len(a) and j < len(b):
-        start, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        if start < end:
-            out.append((start, end))
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return out
-
-
-class GpuUse:
-    """When each GPU had a grader on it, and when a grading job of it waited for a compile.
-
-    The busy time of a GPU is the union of its graders' spans (from the process's start to
-    its end), whatever they did meanwhile. The rest of the grading time it was idle, either
-    waiting for a compile (a job of that GPU had its next student but that student's files
-    were still compiling: the compiles did not keep up) or at the end (no student was left
-    for it while other GPUs graded their last ones; also the few milliseconds between two
-    students)."""
-
-    def __init__(self, gpus: list[str | None]) -> None:
-        self.spans: dict[str | None, list[tuple[float, float]]] = {one: [] for one in gpus}
-        self.waits: dict[str | None, list[tuple[float, float]]] = {one: [] for one in gpus}
-        self._lock = threading.Lock()
-
-    def add(self, one: str | None, start: float, end: float) -> None:
-        with self._lock:
-            self.spans.setdefault(one, []).append((start, end))
-
-    def add_wait(self, one: str | None, start: float, end: float) -> None:
-        """A grading job of GPU `one` waited from `start` to `end` for its next student's compile."""
-        with self._lock:
-            self.waits.setdefault(one, []).append((start, end))
-
-    def busy(self, one: str | None) -> float:
-        """Seconds at least one grader held GPU `one`."""
-        return _length(_merged(self.spans.get(one, [])))
-
-    def idle(self, one: str | None, since: float, until: float) -> dict[str, float]:
-        """GPU `one`'s idle seconds between `since` and `until`: `waited_s` for a compile
-        (`first_wait_s` of them before its first student), and `tail_s` otherwise."""
-        busy = _merged(self.spans.get(one, []))
-        waits = _merged(self.waits.get(one, []))
-        waited = _length(waits, since, until) - _length(_overlap(waits, busy), since, until)
-        first = min((start for start, _ in busy), default=until)
-        first_wait = _length(waits, since, min(first, until))
-        tail = (until - since) - _length(busy, since, until) - waited
-        return {"waited_s": max(0.0, waited), "first_wait_s": max(0.0, first_wait), "tail_s": max(0.0, tail)}
-
-    def summary(self, since: float, until: float) -> list[dict[str, Any]]:
-        """Per GPU: its busy seconds between `since` and `until`, that span, the share, the
-        students, and its idle seconds waiting for a compile and at the end."""
-        span = max(until - since, 1e-9)
-        out = []
-        for one, spans in self.spans.items():
-            busy = self.busy(one)
-            idle = self.idle(one, since, until)
-            out.append({"gpu": one, "busy_s": round(busy, 1), "of_s": round(span, 1),
-                        "share": round(min(busy / span, 1.0), 3), "students": len(spans),
-                        **{key: round(value, 1) for key, value in idle.items()}})
-        return out
-
-
-def gpu_lines(summary: list[dict[str, Any]]) -> list[str]:
-    """`GPU 0: busy 812 s of 843 s (96%), 11 students; waited 20 s for compiles (3 s before
-    its first student), 11 s idle at the end` per GPU."""
-    lines = []
-    for one in summary:
-        name = f"GPU {one['gpu']}" if one["gpu"] is not None else "no GPU"
-        students = f"{one['students']} student{'s' * (one['students'] != 1)}"
-        line = f"  {name}: busy {one['busy_s']:.0f} s of {one['of_s']:.0f} s ({100 * one['share']:.0f}%), {students}"
-        if "waited_s" in one:
-            line += (f"; waited {one['waited_s']:.0f} s for compiles ({one['first_wait_s']:.0f} s before its first "
-                     f"student), {one['tail_s']:.0f} s idle at the end")
-        lines.append(line)
-    return lines
-
-
-def compile_line(compiles: dict[str, Any]) -> str:
-    """`compiles: 4.2 s per student (longest 7 s), 5 students at a time on 22 cores; 1 s
-    waiting for the shared kit build's check` (batch's summary)."""
-    cores = f" on {compiles['cores']} cores" if compiles.get("cores") else ""
-    builders = compiles["builders"]
-    return (f"  compiles: {compiles['per_student_s']:.1f} s per student (longest {compiles['max_s']:.0f} s), "
-            f"{builders} student{'s' * (builders != 1)} at a time{cores}; {compiles['kit_check_wait_s']:.0f} s "
-            "waiting for the shared kit build's check")
-
-
 def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, labs: list[str], pristine: Path) -> int:
-    gpus = gpu_ids(args.gpus)
-    jobs = args.jobs or max(1, len(gpus))
-    lab_count = len(labs or _kit_labs(pristine)) or 1
-    grade_cores, build_cores = split_cores(jobs, lab_count)
-    builders = build_slots(jobs, lab_count, build_cores)
-    where = (f"GPU{'s' * (len(gpus) != 1)} {','.join(gpus)}" if gpus
-             else "no GPU (--allow-no-gpu: every lab that builds is NO_GPU)")
-    cores = (f"; cores: {len(grade_cores)} for the graders, {len(build_cores)} for the compiles" if grade_cores
-             else "")
-    print(f"grading {len(entries)} students, {jobs} at a time on {where}, the compiles of {builders} "
-          f"student{'s' * (builders != 1)} at a time ahead of them{cores}; output in {layout.out}", flush=True)
+    """Grades the roster's students (compiles ahead, one grading job per GPU slot); the exit status."""
+    return BatchRun(entries, layout, args, labs, pristine).run()
 
-    todo, done, count = [], 0, len(entries)
-    for entry in entries:
-        if args.resume and entry.present and complete_report(layout.report(entry.student), labs or None):
-            done += 1
-            print(progress_line(done, count, entry, read_json(layout.status(entry.student)) or {}, layout, labs,
-                                resumed=True), flush=True)
-        else:
-            todo.append(entry)
-    stop = threading.Event()
-    wall0 = time.monotonic()
-    prepare_kit(layout, pristine, labs, args.timeout, args.grader_arg)
-    kit_s = time.monotonic() - wall0
-    print(f"  the kit's part took {kit_s:.0f} s", flush=True)
 
-    # The compiles run ahead of the graders, `builders` students at a time, on their own
-    # cores; each runs Ninja in the shared kit build under kit_lock, then compiles beside the
-    # others. A compiled student goes to `ready`; each grading job takes the next one there
-    # (in the order the compiles end), so no GPU waits for one compile while another
-    # student is ready. `ahead` bounds the students compiling or compiled and not taken yet.
-    ready: queue.Queue[tuple[Entry, dict[str, Any], bool]] = queue.Queue()
-    ahead = threading.Semaphore(ahead_limit(jobs, builders))
-    kit_lock = threading.Lock()
-    compiles: list[tuple[float, float]] = []  # (seconds, waited for the kit's check); list.append is atomic
+class BatchRun:
+    """One batch over the class: the compiles run ahead of the graders, `builders` students at
+    a time, on their own cores; each runs Ninja in the shared kit build under kit_lock, then
+    compiles beside the others. A compiled student goes to `ready`; each grading job takes the
+    next one there (in the order the compiles end), so no GPU waits for one compile while
+    another student is ready. `ahead` bounds the students compiling or compiled and not taken yet."""
 
-    def build(entry: Entry) -> None:
+    def __init__(self, entries: list[Entry], layout: Layout, args: argparse.Namespace, labs: list[str],
+                 pristine: Path) -> None:
+        self.entries, self.layout, self.args, self.labs, self.pristine = entries, layout, args, labs, pristine
+        self.gpus = gpu_ids(args.gpus)
+        self.jobs = args.jobs or max(1, len(self.gpus))
+        lab_count = len(labs or _kit_labs(pristine)) or 1
+        self.grade_cores, self.build_cores = split_cores(self.jobs, lab_count)
+        self.builders = build_slots(self.jobs, lab_count, self.build_cores)
+        self.todo: list[Entry] = []
+        self.done = 0
+        self.stop = threading.Event()
+        self.interrupted = False
+        self.ready: queue.Queue[tuple[Entry, dict[str, Any], bool]] = queue.Queue()
+        self.ahead = threading.Semaphore(ahead_limit(self.jobs, self.builders))
+        self.kit_lock = threading.Lock()
+        self.compiles: list[tuple[float, float]] = []  # (seconds, waited for the kit's check); append is atomic
+        self.use = GpuUse(list(dict.fromkeys(self.gpus)) if self.gpus else [None])
+        self.unclaimed = 0  # students no job has claimed yet
+        self.claim_lock = threading.Lock()
+        self.results: queue.Queue[tuple[Entry, dict[str, Any]]] = queue.Queue()
+
+    def run(self) -> int:
+        self._announce()
+        self._resume()
+        wall0 = time.monotonic()
+        prepare_kit(self.layout, self.pristine, self.labs, self.args.timeout, self.args.grader_arg)
+        kit_s = time.monotonic() - wall0
+        print(f"  the kit's part took {kit_s:.0f} s", flush=True)
+        self._grade_all()
+        self._timing(wall0, kit_s, time.monotonic())
+        rows = write_gradebook(self.entries, self.layout, self.labs, _kit_labs(self.pristine))
+        code = _summary(rows, self.layout)
+        return EXIT_INTERRUPTED if self.interrupted else code
+
+    def _announce(self) -> None:
+        gpus, builders = self.gpus, self.builders
+        where = (f"GPU{'s' * (len(gpus) != 1)} {','.join(gpus)}" if gpus
+                 else "no GPU (--allow-no-gpu: every lab that builds is NO_GPU)")
+        cores = (f"; cores: {len(self.grade_cores)} for the graders, {len(self.build_cores)} for the compiles"
+                 if self.grade_cores else "")
+        print(f"grading {len(self.entries)} students, {self.jobs} at a time on {where}, the compiles of {builders} "
+              f"student{'s' * (builders != 1)} at a time ahead of them{cores}; output in {self.layout.out}",
+              flush=True)
+
+    def _resume(self) -> None:
+        """With --resume, the students whose report is complete are counted done, not graded."""
+        layout, labs = self.layout, self.labs
+        for entry in self.entries:
+            if self.args.resume and entry.present and complete_report(layout.report(entry.student), labs or None):
+                self.done += 1
+                print(progress_line(self.done, len(self.entries), entry,
+                                    read_json(layout.status(entry.student)) or {}, layout, labs, resumed=True),
+                      flush=True)
+            else:
+                self.todo.append(entry)
+
+    def _build(self, entry: Entry) -> None:
+        """Compiles one student's files (phase "build"), when a place ahead is free."""
         compiled: dict[str, Any] = {"skipped": True}
         held = False
         try:
             if not entry.present:
                 return  # nothing to compile: its grading says it is missing
-            while not (held := ahead.acquire(timeout=0.5)):
-                if stop.is_set():
+            while not (held := self.ahead.acquire(timeout=0.5)):
+                if self.stop.is_set():
                     return
-            if stop.is_set():
+            if self.stop.is_set():
                 return
             asked = time.monotonic()
-            compiled = grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=None,
-                                 build_jobs=None, keep_work=True, stop=stop, grader_args=args.grader_arg,
-                                 phase="build", cores=build_cores, kit_lock=kit_lock)
+            compiled = grade_one(entry, self.layout, pristine=self.pristine, labs=self.labs,
+                                 timeout=self.args.timeout, gpu=None, build_jobs=None, keep_work=True,
+                                 stop=self.stop, grader_args=self.args.grader_arg, phase="build",
+                                 cores=self.build_cores, kit_lock=self.kit_lock)
             if "started" in compiled:
-                compiles.append((compiled.get("seconds", 0.0), compiled["started"] - asked))
+                self.compiles.append((compiled.get("seconds", 0.0), compiled["started"] - asked))
         finally:
-            ready.put((entry, compiled, held))  # always one per student: each job waits for the one it claimed
+            self.ready.put((entry, compiled, held))  # always one per student: each job waits for the one it claimed
 
-    builder = concurrent.futures.ThreadPoolExecutor(max_workers=builders)
-    for entry in todo:
-        builder.submit(build, entry)
-    use = GpuUse(list(dict.fromkeys(gpus)) if gpus else [None])
-    unclaimed = [len(todo)]  # students no job has claimed yet
-    claim_lock = threading.Lock()
-    results: queue.Queue[tuple[Entry, dict[str, Any]]] = queue.Queue()
-
-    def job(one: str | None) -> None:
+    def _job(self, one: str | None) -> None:
         """Grades on GPU `one` (CUDA_VISIBLE_DEVICES) the next compiled student, until none is left."""
-        while not stop.is_set():
-            with claim_lock:
-                if unclaimed[0] == 0:
+        while not self.stop.is_set():
+            with self.claim_lock:
+                if self.unclaimed == 0:
                     return  # from here on this job has nothing to grade: its GPU is idle at the end
-                unclaimed[0] -= 1
+                self.unclaimed -= 1
             waiting = time.monotonic()
-            entry, compiled, held = ready.get()  # every claim gets one: each build puts one
-            use.add_wait(one, waiting, time.monotonic())
+            entry, compiled, held = self.ready.get()  # every claim gets one: each build puts one
+            self.use.add_wait(one, waiting, time.monotonic())
             if held:
-                ahead.release()
-            if stop.is_set():
-                results.put((entry, {"student": entry.student, "skipped": True}))
+                self.ahead.release()
+            if self.stop.is_set():
+                self.results.put((entry, {"student": entry.student, "skipped": True}))
                 continue
             # Its files are compiled (or failed to: the grading says so).
-            status = grade_one(entry, layout, pristine=pristine, labs=labs, timeout=args.timeout, gpu=one,
-                               build_jobs=None, keep_work=args.keep_work, stop=stop, grader_args=args.grader_arg,
-                               phase="grade", cores=grade_cores)
+            status = grade_one(entry, self.layout, pristine=self.pristine, labs=self.labs, timeout=self.args.timeout,
+                               gpu=one, build_jobs=None, keep_work=self.args.keep_work, stop=self.stop,
+                               grader_args=self.args.grader_arg, phase="grade", cores=self.grade_cores)
             if "started" in status and "ended" in status:
-                use.add(one, status["started"], status["ended"])
-            results.put((entry, status))
+                self.use.add(one, status["started"], status["ended"])
+            self.results.put((entry, status))
 
-    interrupted = False
-
-    def report(entry: Entry, status: dict[str, Any]) -> None:
-        nonlocal done
+    def _report(self, entry: Entry, status: dict[str, Any]) -> None:
         if not status.get("skipped"):
-            done += 1
-            print(progress_line(done, count, entry, status, layout, labs), flush=True)
+            self.done += 1
+            print(progress_line(self.done, len(self.entries), entry, status, self.layout, self.labs), flush=True)
 
-    try:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-            running = [pool.submit(job, gpus[k % len(gpus)] if gpus else None) for k in range(jobs)]
-            while True:
-                try:
-                    if all(future.done() for future in running) and results.empty():
-                        break
-                    report(*results.get(timeout=1.0))
-                except queue.Empty:
-                    continue
-                except KeyboardInterrupt:
-                    if not interrupted:
-                        print("\ninterrupted: stopping the running graders (their partial reports are kept)...",
-                              flush=True)
-                    interrupted = True
-                    stop.set()
-            for future in running:
-                future.result()  # a job's own failure (a bug) shows here
-    finally:
-        # Every student was taken (or the run stops): no compile is left to wait for. After a
-        # job's failure this ends the compiles still running or waiting for their turn.
-        stop.set()
-        builder.shutdown(wait=True, cancel_futures=True)
-    end = time.monotonic()
-    wall = end - wall0
-    per_gpu = use.summary(wall0 + kit_s, end)
-    compiled_s = [seconds for seconds, _ in compiles]
-    compile_info = {"students": len(compiled_s), "builders": builders, "ahead": ahead_limit(jobs, builders),
-                    "cores": len(build_cores) if build_cores else None,
-                    "per_student_s": round(sum(compiled_s) / len(compiled_s), 1) if compiled_s else 0.0,
-                    "max_s": round(max(compiled_s, default=0.0), 1),
-                    "kit_check_wait_s": round(sum(wait for _, wait in compiles), 1)}
-    timing = {"students": len(todo), "labs": labs or _kit_labs(pristine), "jobs": jobs, "gpus": gpus,
-              "builders": builders, "cores": {"graders": len(grade_cores) if grade_cores else None,
-                                              "compiles": len(build_cores) if build_cores else None},
-              "wall_s": round(wall, 1), "kit_s": round(kit_s, 1), "grading_s": round(wall - kit_s, 1),
-              "compile_s": round(sum(compiled_s), 1), "compiles": compile_info, "per_gpu": per_gpu,
-              "waited_s": round(sum(one["waited_s"] for one in per_gpu), 1),
-              "tail_s": round(sum(one["tail_s"] for one in per_gpu), 1), "interrupted": interrupted}
-    _write_json(layout.timing, timing)
-    if todo:
-        grading = timing["grading_s"]
-        print(f"{len(todo)} students in {wall:.0f} s: the kit's part {kit_s:.0f} s, then {grading:.0f} s grading "
-              f"({grading / len(todo):.1f} s per student)", flush=True)
-        if compiled_s:
+    def _grade_all(self) -> None:
+        """The compiles and the grading jobs, until every student is graded or Ctrl-C."""
+        builder = concurrent.futures.ThreadPoolExecutor(max_workers=self.builders)
+        for entry in self.todo:
+            builder.submit(self._build, entry)
+        self.unclaimed = len(self.todo)
+        gpus = self.gpus
+        try:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=self.jobs) as pool:
+                running = [pool.submit(self._job, gpus[k % len(gpus)] if gpus else None) for k in range(self.jobs)]
+                self._collect(running)
+                for future in running:
+                    future.result()  # a job's own failure (a bug) shows here
+        finally:
+            # Every student was taken (or the run stops): no compile is left to wait for. After a
+            # job's failure this ends the compiles still running or waiting for their turn.
+            self.stop.set()
+            builder.shutdown(wait=True, cancel_futures=True)
+
+    def _collect(self, running: list[concurrent.futures.Future]) -> None:
+        """Prints each student's line as the jobs grade them; Ctrl-C stops the running graders."""
+        while True:
+            try:
+                if all(future.done() for future in running) and self.results.empty():
+                    break
+                self._report(*self.results.get(timeout=1.0))
+            except queue.Empty:
+                continue
+            except KeyboardInterrupt:
+                if not self.interrupted:
+                    print("\ninterrupted: stopping the running graders (their partial reports are kept)...",
+                          flush=True)
+                self.interrupted = True
+                self.stop.set()
+
+    def _timing(self, wall0: float, kit_s: float, end: float) -> None:
+        """DIR/timing.json, and the summary of where the time went."""
+        jobs, builders, labs = self.jobs, self.builders, self.labs
+        wall = end - wall0
+        per_gpu = self.use.summary(wall0 + kit_s, end)
+        compiled_s = [seconds for seconds, _ in self.compiles]
+        compile_info = {"students": len(compiled_s), "builders": builders, "ahead": ahead_limit(jobs, builders),
+                        "cores": len(self.build_cores) if self.build_cores else None,
+                        "per_student_s": round(sum(compiled_s) / len(compiled_s), 1) if compiled_s else 0.0,
+                        "max_s": round(max(compiled_s, default=0.0), 1),
+                        "kit_check_wait_s": round(sum(wait for _, wait in self.compiles), 1)}
+        timing = {"students": len(self.todo), "labs": labs or _kit_labs(self.pristine), "jobs": jobs,
+                  "gpus": self.gpus, "builders": builders,
+                  "cores": {"graders": len(self.grade_cores) if self.grade_cores else None,
+                            "compiles": len(self.build_cores) if self.build_cores else None},
+                  "wall_s": round(wall, 1), "kit_s": round(kit_s, 1), "grading_s": round(wall - kit_s, 1),
+                  "compile_s": round(sum(compiled_s), 1), "compiles": compile_info, "per_gpu": per_gpu,
+                  "waited_s": round(sum(one["waited_s"] for one in per_gpu), 1),
+                  "tail_s": round(sum(one["tail_s"] for one in per_gpu), 1), "interrupted": self.interrupted}
+        _write_json(self.layout.timing, timing)
+        if self.todo:
+            self._print_timing(wall, kit_s, timing, compile_info)
+
+    def _print_timing(self, wall: float, kit_s: float, timing: dict[str, Any], compile_info: dict[str, Any]) -> None:
+        grading, count = timing["grading_s"], len(self.todo)
+        print(f"{count} students in {wall:.0f} s: the kit's part {kit_s:.0f} s, then {grading:.0f} s grading "
+              f"({grading / count:.1f} s per student)", flush=True)
+        if compile_info["students"]:
             print(compile_line(compile_info), flush=True)
-        if gpus:
-            for line in gpu_lines(per_gpu):
+        if self.gpus:
+            for line in gpu_lines(timing["per_gpu"]):
                 print(line, flush=True)
             print("  (busy: a grader process held that GPU, from its start to its end: tests, sanitizer, bench and "
                   "the CPU work between them; waited: the GPU was free but its next student's files were still "
                   "compiling, the compiles did not keep up; idle at the end: no student was left for it while the "
                   "other GPUs graded their last ones)", flush=True)
-    rows = write_gradebook(entries, layout, labs, _kit_labs(pristine))
-    code = _summary(rows, layout)
-    return EXIT_INTERRUPTED if interrupted else code
 
 
 def _kit_labs(pristine: Path) -> list[str]:
@@ -999,10 +763,6 @@ def _write_json(path: Path, data: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n")
     os.replace(tmp, path)
-
-
-def _graded(entry: Entry, layout: Layout, labs: list[str]) -> bool:
-    return not entry.present or complete_report(layout.report(entry.student), labs or None) is not None
 
 
 def _summary(rows: list[dict[str, Any]], layout: Layout) -> int:

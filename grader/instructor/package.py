@@ -56,7 +56,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from grader import __version__, build, commandline, gpu, proc
+from grader import __version__, build, commandline, gpu, layout, proc
 from grader.arch import DEFAULT_FALLBACK, fallback_architectures as kit_fallback, runs_on
 from grader.instructor import nvcc_shipping
 from grader.instructor.progress import BuildProgress
@@ -68,7 +68,7 @@ MANIFEST = "manifest.json"
 SCHEMA = "labkit-reference"
 KIT_ROOT = Path(__file__).resolve().parents[2]
 TIMEOUTS = {"configure": 600, "build": 3 * 3600, "tool": 120}
-_LIB = re.compile(r"^lib(?P<lab>[A-Za-z]+)_solution\.so$")
+_LIB = layout.SOLUTION_LIBRARY
 _ARCH = re.compile(r"^(?:sm_)?(?P<arch>\d{2,3}[af]?)(?:-real)?$")
 
 # CUDA fatbinaries (the .nv_fatbin section): a header, then entries of machine code (ELF
@@ -155,7 +155,8 @@ def build_references(root: Path, work: Path, archs: list[str], labs: list[str],
     """Configure and build lib<lab>_solution.so for `labs` in `work`: ({name: path}, '') or
     ({}, what went wrong)."""
     steps = (("configure", configure_command(root, work, archs, labs), "configuring"),
-             ("build", ["cmake", "--build", str(work), "--target", *(f"{lab}_solution" for lab in labs)],
+             ("build", ["cmake", "--build", str(work), "--target",
+                        *(layout.library_target(lab, layout.SOLUTION) for lab in labs)],
               f"building {len(labs)} reference librar{'ies' if len(labs) != 1 else 'y'} (nvcc takes a while)"))
     for name, command, what in steps:
         say(f"package: {what}...")
@@ -173,9 +174,9 @@ def build_references(root: Path, work: Path, archs: list[str], labs: list[str],
             errors = build.first_errors(result.stdout + "\n" + result.stderr)
             return {}, f"the {name} step failed: {result.command}\n{errors}"
     found = find_libraries(work, labs)
-    missing = [lab for lab in labs if f"lib{lab}_solution.so" not in found]
+    missing = [lab for lab in labs if layout.solution_library(lab) not in found]
     if missing:
-        return {}, f"the build made no lib{missing[0]}_solution.so in {work / 'lib'}"
+        return {}, f"the build made no {layout.solution_library(missing[0])} in {work / layout.LIB}"
     return found, ""
 
 
@@ -312,7 +313,7 @@ def cmake_cache(build_dir: Path) -> dict[str, str]:
     """NAME -> value from <build>/CMakeCache.txt ({} when there is none)."""
     values = {}
     try:
-        text = (build_dir / "CMakeCache.txt").read_text(errors="replace")
+        text = (build_dir / layout.CMAKE_CACHE).read_text(errors="replace")
     except OSError:
         return values
     for line in text.splitlines():
@@ -386,7 +387,7 @@ def find_libraries(build_dir: Path, labs: list[str]) -> dict[str, Path]:
     """lib<lab>_solution.so -> its path in <build>/lib, for those of `labs` (in course order) it holds."""
     found = {}
     for lab in labs:
-        path = build_dir / "lib" / f"lib{lab}_solution.so"
+        path = layout.solution_library_path(build_dir, lab)
         if path.is_file():
             found[path.name] = path
     return found
@@ -582,10 +583,10 @@ def package_build(build_dir: Path, out: Path, labs: list[str] | None, root: Path
     """Package the references of a build made elsewhere (after the same inspection): those
     of `labs`, else of every lab of `course` that it holds."""
     paths = find_libraries(build_dir, labs or course)
-    missing = [lab for lab in labs or [] if f"lib{lab}_solution.so" not in paths]
+    missing = [lab for lab in labs or [] if layout.solution_library(lab) not in paths]
     if not paths or missing:
-        what = f"lib{missing[0]}_solution.so" if missing else "no lib<lab>_solution.so"
-        print(f"grader package: error: {what} in {build_dir / 'lib'}: build the references first, or let this "
+        what = layout.solution_library(missing[0]) if missing else f"no {layout.SOLUTION_LIBRARIES}"
+        print(f"grader package: error: {what} in {build_dir / layout.LIB}: build the references first, or let this "
               "command build them (python3 -m grader package --out FILE --cuda-arch ARCH)", file=sys.stderr)
         return EXIT_USAGE
     source = cmake_cache(build_dir).get("CMAKE_HOME_DIRECTORY")

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from grader import proc
+from grader import layout, proc
 
 FIRST_S = 3.0  # a build that ends sooner shows nothing
 EVERY_S = 10.0  # seconds between lines when the output is not a terminal
@@ -34,7 +34,7 @@ def ninja_program(build_dir: Path) -> str | None:
     if not (build_dir / "build.ninja").is_file():
         return None
     try:
-        cache = (build_dir / "CMakeCache.txt").read_text(errors="replace")
+        cache = (build_dir / layout.CMAKE_CACHE).read_text(errors="replace")
     except OSError:
         cache = ""
     match = re.search(r"^CMAKE_MAKE_PROGRAM:[A-Z]+=(.+)$", cache, flags=re.M)

@@ -39,7 +39,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from grader import config, grade, manifest, proc
+from grader import config, manifest, proc
+from grader.stages.context import connections_environment
 
 KIT = Path(__file__).resolve().parents[2]
 
@@ -114,14 +115,14 @@ def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance:
     (the bench's own spread from one process to the next), else 0."""
     library = build / "lib" / f"lib{lab}_solution.so"
     direct_command = [str(build / "bin" / f"{lab}_solution_bench"), f"--reference={library}", *common]
-    direct = bench(direct_command, tmp / f"{lab}.direct.json", timeout, grade.connections_environment(direct_connections))
+    direct = bench(direct_command, tmp / f"{lab}.direct.json", timeout, connections_environment(direct_connections))
     again = None
     if control:
         again = bench(direct_command, tmp / f"{lab}.direct2.json", timeout,
-                      grade.connections_environment(direct_connections))
+                      connections_environment(direct_connections))
     judged = bench([str(build / "bin" / f"{lab}_judge_bench"), f"--impl={library}", f"--reference={library}",
                     *common], tmp / f"{lab}.judge.json", timeout,
-                   grade.connections_environment(connections))
+                   connections_environment(connections))
     if direct is None or judged is None or (control and again is None):
         return [f"{lab}: a bench failed"], float("inf"), float("inf"), None, 0.0
     a, b = ratios(direct), ratios(judged)

@@ -15,6 +15,7 @@ from pathlib import Path
 from unittest import mock
 
 from grader import answers, cli, config, formats, gpu, grade, manifest, report, score, status
+from grader.stages import scoring
 from grader.tests.helpers import FIXTURES
 
 KIT = Path(__file__).resolve().parents[2]
@@ -55,7 +56,7 @@ def graded_run(answer: str, feedback: str | None = None) -> tuple[dict, grade.Gr
         result = grade.LabResult("vectorAdd", status.PASS, score.Correctness(70.0, settings.correctness_points, True),
                                  score.Performance(30.0, settings.performance_points, ratio=1.0),
                                  bench=bench_json())
-        grade.grade_answers(options, result, lab)
+        scoring.grade_answers(options, result, lab)
         run = grade.GradingRun(options, started="2025-01-01T00:00:00+00:00", finished="2025-01-01T00:01:00+00:00",
                                labs=[result], gpu=dict(H100))
         return report.to_json(run), run

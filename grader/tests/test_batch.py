@@ -23,7 +23,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import grade, gpu
+from grader import gpu
+from grader.stages import building
 from grader.instructor import batch
 from grader.tests.helpers import FIXTURES, write_script
 
@@ -610,7 +611,7 @@ class ScaleTest(BatchTestCase):
 
     # The compiles wait for this line of the grader before the next one starts.
     def test_kit_ready_marker(self):
-        self.assertIn(batch.KIT_READY_MARKER, inspect.getsource(grade.build_students))
+        self.assertIn(batch.KIT_READY_MARKER, inspect.getsource(building.build_students))
 
 
 # The instructor's batch shows the figures behind each answer, where the grader can.

@@ -127,18 +127,19 @@ class ForeignMessagesTest(unittest.TestCase):
 
     def test_only_own_files(self):
         from grader import config, grade
+        from grader.stages import building
         options = grade.Options(root=Path("/kit"), build_dir=Path("/b"), impl="student", seed=1,
                                 config=config.from_dict({}, None), student_root=Path("/s"))
         own = ["labs/vectorAdd/vectorAdd.cu"]
         ok = ("labs/vectorAdd/vectorAdd.cu:2:10: fatal error: vectorAd.cuh: No such file or directory\n"
               "/s/submission/labs/vectorAdd/vectorAdd.cu(3): error: identifier \"x\" is undefined\n"
               "compilation terminated.")
-        self.assertTrue(grade._only_own_files(ok, options, own))
+        self.assertTrue(building.only_own_files(ok, options, own))
         for other in ("/etc/passwd(1): error: this declaration has no storage class",
                       "In file included from /home/someone/secret.h:1,",
                       "../../secret.txt:1:1: error: expected unqualified-id"):
             with self.subTest(other=other):
-                self.assertFalse(grade._only_own_files(ok + "\n" + other, options, own))
+                self.assertFalse(building.only_own_files(ok + "\n" + other, options, own))
 
 
 
@@ -258,6 +259,7 @@ class CompileJailTest(unittest.TestCase):
 
     def test_the_verdict_is_kept_for_a_class_and_tried_again_for_new_rules(self):
         from grader import config, grade
+        from grader.stages import building
         nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
         kit = Path(__file__).resolve().parents[2]
         with tempfile.TemporaryDirectory() as tmp:
@@ -274,7 +276,7 @@ class CompileJailTest(unittest.TestCase):
                 options = grade.Options(root=kit, build_dir=base / "build", impl="student", seed=1,
                                         config=config.from_dict({}, None), student_root=base / student)
                 with mock.patch.object(build, "build_student", wraps=build.build_student) as tried:
-                    got = grade.compile_jail(options, built, "vectorAdd", proc.Limits())
+                    got = building.compile_jail(options, built, "vectorAdd", proc.Limits())
                 return got, tried.call_count
 
             self.assertEqual(verdict("alice"), ((True, ""), 1))  # tried once, with the kit's own file
@@ -283,11 +285,10 @@ class CompileJailTest(unittest.TestCase):
             self.assertEqual(verdict("carol"), ((True, ""), 1))
 
     def test_the_self_tests_note_names_the_cause(self):
-        from grader import grade
         out = "labs/x.cu(3): warning: fine\n/opt/gcc/bin/g++: Permission denied\ncollect2: error: ld returned 1 exit status"
-        self.assertEqual(grade._first_cause("linking failed:\n" + out), "/opt/gcc/bin/g++: Permission denied")
-        self.assertEqual(grade._first_cause("compilation failed:\nsomething odd"), "something odd")
-        self.assertEqual(grade._first_cause(""), "no message")
+        self.assertEqual(build.first_cause("linking failed:\n" + out), "/opt/gcc/bin/g++: Permission denied")
+        self.assertEqual(build.first_cause("compilation failed:\nsomething odd"), "something odd")
+        self.assertEqual(build.first_cause(""), "no message")
 
     def test_what_the_jail_lets_read(self):
         # A fake machine in a temporary folder, so that what this host has installed (an

@@ -291,7 +291,7 @@ class GradeNoBuildTest(CliTestCase):
                 raise RuntimeError("boom")
             return real(binary, **kwargs)
 
-        with mock.patch("grader.grade.gtest.run_tests", side_effect=flaky):
+        with mock.patch("grader.gtest.run_tests", side_effect=flaky):
             code, out, _ = self.main("--no-build", "vectorAdd", "reduction")
         self.assertEqual(code, 1)
         labs = self.report()["labs"]
@@ -309,7 +309,7 @@ class GradeNoBuildTest(CliTestCase):
                 raise KeyboardInterrupt
             return real(binary, **kwargs)
 
-        with mock.patch("grader.grade.gtest.run_tests", side_effect=interrupt):
+        with mock.patch("grader.gtest.run_tests", side_effect=interrupt):
             code, out, _ = self.main("--no-build")
         self.assertEqual(code, 130)
         report = self.report()
@@ -508,7 +508,7 @@ class ReadsFilesTest(CliTestCase):
         build.StudentBuild(True, library=self.build / "lib" / "libvectorAdd_student.so").save(
             own / "lib" / "vectorAdd")
         with mock.patch("grader.check.check_lab", return_value=self.finding(check.READS_FILES)), \
-                mock.patch("grader.grade.gtest.run_tests", side_effect=lambda b, **k: tested.append(b) or real(b, **k)):
+                mock.patch("grader.gtest.run_tests", side_effect=lambda b, **k: tested.append(b) or real(b, **k)):
             code, out, err = self.main("--prebuilt", "--student-dir", str(own), "vectorAdd")
         lab = self.report()["labs"][0]
         self.assertEqual(lab["status"], "BUILD_ERROR", out + err)
@@ -518,6 +518,7 @@ class ReadsFilesTest(CliTestCase):
     # A failed compile that read a file outside the lab: its messages are replaced by the name.
     def test_compiler_messages_about_an_outside_file_are_not_shown(self):
         from grader import grade
+        from grader.stages import building
         options = grade.Options(root=self.root, build_dir=self.build, impl="student", seed=1,
                                 config=config.from_dict({}, None))
         taken = mock.Mock(copied={"vectorAdd": ["labs/vectorAdd/vectorAdd.cu"]})
@@ -525,7 +526,7 @@ class ReadsFilesTest(CliTestCase):
             student = build.StudentBuild(False, message="compilation failed:\n/etc/passwd(1): error: root:x:0:0",
                                          output="/etc/passwd(1): error\n  root:x:0:0:root")
             with self.subTest(reads=reads), mock.patch("grader.check.foreign_reads", return_value=reads):
-                grade._quiet_foreign_errors(options, "vectorAdd", taken, student)
+                building.quiet_foreign_errors(options, "vectorAdd", taken, student)
                 self.assertEqual("root:x" in student.message + student.output, shown)
                 if reads:
                     self.assertIn("includes /etc/passwd, outside your lab and the kit", student.message)
@@ -543,7 +544,7 @@ class RobustnessTest(CliTestCase):
                 raise SystemExit("killed")
             return real(binary, **kwargs)
 
-        with mock.patch("grader.grade.gtest.run_tests", side_effect=die), self.assertRaises(SystemExit):
+        with mock.patch("grader.gtest.run_tests", side_effect=die), self.assertRaises(SystemExit):
             self.main("--no-build", "vectorAdd", "reduction")
         report = self.report()
         self.assertEqual([lab["lab"] for lab in report["labs"]], ["vectorAdd"])

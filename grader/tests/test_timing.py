@@ -12,6 +12,7 @@ import unittest
 from unittest import mock
 
 from grader import bench, config, grade, gtest, score
+from grader.stages import timing
 from grader.tests.helpers import fake_bench, fake_gtest, load_fixture, write_script
 from grader.tests.test_cli import SEGFAULT, CliTestCase
 
@@ -285,14 +286,14 @@ class PrestartTest(CliTestCase):
             bench.write_text(head + "\n" + textwrap.dedent(GATED_BENCH_HEAD) + body)
         config = self.tmp / "prestart.toml"
         config.write_text("[grader]\nparallel_labs = 2\nprestart_benches = 2\n")
-        real = grade._time_lab
+        real = timing.time_lab
 
         def interrupt(options, result, *args, **kwargs):
             if result.lab == "reduction":
                 raise KeyboardInterrupt
             return real(options, result, *args, **kwargs)
 
-        with mock.patch("grader.grade._time_lab", side_effect=interrupt):
+        with mock.patch("grader.stages.timing.time_lab", side_effect=interrupt):
             code, out, err = self.main("--no-build", "--config", str(config))
         self.assertEqual(code, 130, out + err)
         events = [line.split()[:2] for line in spans.read_text().splitlines()]
@@ -317,14 +318,14 @@ class PrestartTest(CliTestCase):
 
         config = self.tmp / "auto.toml"
         config.write_text('[grader]\ntest_shards = "auto"\n')
-        with mock.patch("grader.grade.gtest.run_tests", side_effect=record):
+        with mock.patch("grader.gtest.run_tests", side_effect=record):
             self.main("--no-build", "--config", str(config))
         self.assertEqual(asked, {"vectorAdd": 3, "reduction": 2, "scan": 1})
         saved = json.loads((self.build / "lab_seconds.json").read_text())
         labs = {lab["lab"]: lab for lab in self.report()["labs"]}
         self.assertAlmostEqual(saved["vectorAdd"]["tests"], round(labs["vectorAdd"]["seconds"]["tests"] * 3, 2), 1)
         config.write_text("[grader]\ntest_shards = 2\n")
-        with mock.patch("grader.grade.gtest.run_tests", side_effect=record):
+        with mock.patch("grader.gtest.run_tests", side_effect=record):
             self.main("--no-build", "--config", str(config), "vectorAdd")
         self.assertEqual(asked["vectorAdd"], 2)
 

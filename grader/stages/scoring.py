@@ -1,0 +1,89 @@
+"""Stage score: the lab's required and forbidden patterns (apply_rules), its lecture steps
+and find-the-bug exercises (grade_variants), the deductions for broken rules and sanitizer
+findings (apply_deductions) and its graded questions (grade_answers)."""
+
+from __future__ import annotations
+
+from grader import answers, layout, manifest, overlay, rules, status, variants
+from grader.outcome import LabResult
+from grader.plan import Options
+from grader.stages.context import LabContext
+
+
+def run(ctx: LabContext, result: LabResult, *, check_rules: bool) -> None:
+    """The lab's score after its timing; `check_rules`: the lab was graded (neither ERROR
+    nor MISSING before its timing), so its rules apply."""
+    if check_rules:
+        apply_rules(ctx.options, result, ctx.taken)
+    grade_variants(result, ctx.manifest)
+    if result.status is not status.ERROR:
+        apply_deductions(ctx.options, result)
+        grade_answers(ctx.options, result, ctx.manifest)
+
+
+def apply_rules(options: Options, result: LabResult, taken: overlay.Overlay | None = None) -> None:
+    """The lab's required and forbidden patterns from the config and the manifest, and, where the
+    static checks could not run, the built-in patterns in their stead (student code only)."""
+    settings = options.config.lab(result.lab)
+    source_root = options.work_dir if taken is not None and not options.plan.solution else options.root
+    files = rules.sources(source_root, result.lab, options.impl, settings.editable)
+    builtin = {} if options.plan.solution or result.checked else {
+        name: rule for name, rule in rules.BUILTIN_RULES.items() if name not in settings.allow}
+    findings = rules.check(source_root, files, settings.required_patterns, settings.forbidden_patterns, builtin)
+    allowed = set(settings.allow)
+    result.rules = [r for r in result.rules if r.get("rule") not in allowed] + [f.as_dict() for f in findings]
+
+
+def grade_variants(result: LabResult, lab: manifest.Lab | None) -> None:
+    """The lab's required variants: registered and passing their tests (variants.py), with
+    their figures from this run's bench."""
+    if lab is None or not lab.required_variants:
+        return
+    ran = bool(result.correctness.tests) and result.status is not status.ERROR
+    result.variants = variants.grade(lab.required_variants, result.correctness.tests if ran else None, result.bench,
+                                     result.fix_checks, result.steps)
+    # A step that is another step's work, or not the step's speed: flagged for the
+    # instructor in the lab's notes too, with both registrations.
+    result.notes += [f"lecture step {row['name']}: {row['why']}" for row in result.variants.rows if row.get("flag")]
+
+
+def apply_deductions(options: Options, result: LabResult) -> None:
+    """A broken rule costs rule_penalty, sanitizer findings sanitizer_penalty, each a
+    fraction of the points the code earned otherwise (correctness, performance, and the
+    steps, find-the-bug exercises and further parts, so that code that breaks a rule, such
+    as including the reference, keeps no more of them than of the rest); together never
+    more than those points. The graded questions are the student's own writing: not reduced."""
+    settings = options.config.lab(result.lab)
+    earned = result.correctness.points + result.performance.points + result.variants.points
+    result.rule_deduction = round(earned * settings.rule_penalty, 2) if result.rules else 0.0
+    sanitizer = 0.0
+    if result.sanitizer is not None and result.sanitizer.findings:
+        sanitizer = round(earned * settings.sanitizer_penalty, 2)
+        result.sanitizer.deduction = sanitizer
+    result.deduction = round(min(earned, result.rule_deduction + sanitizer), 2)
+
+
+def grade_answers(options: Options, result: LabResult, lab: manifest.Lab | None) -> None:
+    """The lab's graded questions: the student's answers.md (the solution's, with --impl
+    solution) against the manifest, the instructor's key and this run's bench figures."""
+    settings = options.config.lab(result.lab)
+    if lab is None or not lab.questions or not settings.answers:
+        return
+    if options.plan.solution:
+        path, shown = layout.solution_dir(options.root, result.lab) / "answers.md", f"solutions/{result.lab}/answers.md"
+    else:
+        path, shown = options.work_dir / lab.answers_file, lab.answers_file
+    key_path = (options.answer_keys or options.root / "solutions") / result.lab / "answer_key.json"
+    try:
+        key = answers.read_key(key_path)
+    except answers.AnswerKeyError as exc:
+        key = {}
+        result.notes.append(f"the answer key could not be used ({exc}): numeric answers were not checked")
+    feedback = options.config.grader.get("answer_feedback", answers.VERDICT)
+    result.answers = answers.grade(lab.questions, path, shown, key, result.bench, settings.question_points,
+                                   feedback=feedback, lab=result.lab, key_exists=key_path.is_file())
+    if result.answers.note:
+        result.notes.append(result.answers.note)
+    if any(q["status"] == answers.UNCHECKED and q["check"] == "key" for q in result.answers.questions):
+        result.notes.append(f"no answer key at {key_path}: numeric answers were not checked (give the "
+                            "instructor's keys with --answer-keys DIR)")

@@ -1,0 +1,96 @@
+"""Stage time: the judge times the student's and the reference's workers (a lab whose tests
+all passed), and the lab's required steps beside the reference's; the bench runs again by
+bench.py's rerun policy, and the scored run becomes the performance score."""
+
+from __future__ import annotations
+
+from grader import bench, gpu, layout, proc, score, status
+from grader.config import LabSettings
+from grader.outcome import LabResult, clocked, fail
+from grader.plan import Options
+from grader.stages.context import LabContext, bench_environment, reference, required_steps
+
+
+def run(ctx: LabContext, result: LabResult) -> None:
+    """Phase two of a lab whose tests passed (result.implementation): its timing and the
+    performance score."""
+    options, lab, pending = ctx.options, result.lab, ctx.pending
+    if result.implementation is None or result.status is not status.PASS:
+        if pending is not None:
+            pending.cancel()
+        return
+    settings = ctx.settings
+    if not ctx.plan.bench:
+        result.performance = score.score_performance(None, settings, correctness_full=True,
+                                                     unavailable="bench skipped (--skip-bench)")
+        return
+    bench_bin = layout.judge_bench_path(options.build_dir, lab)
+    if not proc.is_executable(bench_bin):
+        result.performance = score.score_performance(None, settings, correctness_full=True,
+                                                     unavailable="bench binary not found")
+        fail(result, status.BUILD_ERROR, f"judge program {bench_bin} not found: build the lab "
+             "(run the grader without --no-build), or pass --skip-bench")
+        return
+    with clocked(result, "bench"):
+        time_lab(ctx, result)
+
+
+def time_lab(ctx: LabContext, result: LabResult) -> None:
+    """The bench runs (again when noisy, throttled or contradicted: bench.scored_run) and the score."""
+    options, settings, pending = ctx.options, ctx.settings, ctx.pending
+    required = required_steps(ctx.manifest)
+    _, missing_reference = reference(options, result.lab)
+
+    def one() -> bench.BenchRun:
+        """One more bench run (result.bench_runs counts them; each writes its own JSON)."""
+        result.bench_runs += 1
+        if result.bench_runs == 1 and pending is not None:
+            return pending.finish()  # set up while the tests ran: its timing starts now
+        return run_bench(options, result, result.bench_runs, required)
+
+    timed = bench.scored_run(bench.Reruns(
+        one, lambda timed: contradicted(timed, settings), ctx.stage, result.notes,
+        noisy_reruns=options.config.grader["bench_reruns"], cooldown_s=options.config.grader["cooldown_s"]))
+    result.reproduce["bench"] = timed.command
+    result.bench = timed.data
+    if timed.status is not None:
+        fail(result, timed.status, f"bench: {timed.message}", timed.command, timed.output)
+    result.performance = score.score_performance(
+        timed.data if timed.status is None else None, settings, correctness_full=True,
+        unavailable=f"the bench failed: {timed.message}")
+    if bench.slowdown(timed):
+        result.performance.flags.append("throttled")
+    if missing_reference:
+        result.performance = score.Performance(0.0, settings.performance_points, reason=missing_reference)
+    doubted = [w["name"] for w in result.performance.workloads if w.get("benefit_of_doubt")]
+    if doubted:
+        result.notes.append(f"full performance points by the benefit of the doubt in {', '.join(doubted)}: "
+                            f"slower than {settings.full_credit_ratio:g}x the reference's time, but within "
+                            "the timing's 95% confidence interval of it")
+
+
+def run_bench(options: Options, result: LabResult, attempt: int, required: list[str],
+              gate: proc.Gate | None = None) -> bench.BenchRun:
+    """One run of the lab's judge bench on its implementation under test, with the GPU's
+    clocks, temperature, power and clock-event reasons just before and just after it in its
+    JSON ("telemetry"). With a `gate` it waits, set up, for the gate's opening
+    (PendingBench.finish adds the telemetry then)."""
+    lab = result.lab
+    found, _ = reference(options, lab)
+    before = gpu.telemetry() if gate is None else None
+    timed = bench.run_bench(layout.judge_bench_path(options.build_dir, lab), seed=options.seed,
+                            timeout=options.config.grader["bench_timeout_s"],
+                            json_path=layout.bench_json(options.results_dir, lab, attempt),
+                            reference=found, variant=options.config.lab(lab).reference_variant, cwd=options.root,
+                            impl=result.implementation, time_variants=required, gate=gate,
+                            env=bench_environment(options))
+    if timed.data is not None and gate is None:
+        timed.data["telemetry"] = {"before": before, "after": gpu.telemetry()}
+    return timed
+
+
+def contradicted(timed: bench.BenchRun, settings: LabSettings) -> bool:
+    """Whether the run's performance would be withheld because the judge's clock contradicts
+    the worker's clock stamps ("boundary")."""
+    performance = score.score_performance(timed.data, settings, correctness_full=True)
+    return "boundary" in performance.flags

@@ -67,7 +67,7 @@ BUILTIN_RULES: dict[str, tuple[str, str]] = {
 }
 
 
-# The rules of the static checks of the compiled object (check.py), by name.
+# The rules of the static checks of the compiled object (grader/check/), by name.
 CHECK_RULES: tuple[str, ...] = ("include", "symbol", "defines", "cub", "constructor", "syscall")
 
 

@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from grader import answers, bench, build, gpu, gtest, manifest, overlay, proc, rules, sanitize, score, status, variants
+from grader import answers, bench, build, check, gpu, gtest, manifest, overlay, proc, rules, sanitize, score, status, variants
 from grader.config import Config, LabSettings
 from grader.score import Correctness, Performance
 from grader.status import ResultCode
@@ -627,10 +627,6 @@ def _quiet_foreign_errors(options: Options, lab: str, taken: overlay.Overlay, st
     """A failed compile of a file that includes files outside the kit and the lab (anything the
     grading user can read) must not bring their lines into the report: the compiler's
     messages quote the lines they are about. Its messages are then replaced by the names."""
-    try:
-        from grader import check
-    except ImportError:
-        return
     lab_manifest = manifest.by_name(options.root).get(lab)
     if lab_manifest is None:
         return
@@ -926,10 +922,6 @@ def _slowdown(timed: bench.BenchRun) -> list[str]:
 def run_checks(options: Options, lab: str, result: LabResult, taken: overlay.Overlay,
                student: build.StudentBuild | None, stage: Callable[[str], None]) -> None:
     """The static checks on the compiled student file (check.py): findings become rules."""
-    try:
-        from grader import check
-    except ImportError:  # a kit without the checks: the regular-expression rules stand in
-        return
     lab_manifest = manifest.by_name(options.root).get(lab)
     if lab_manifest is None:
         return

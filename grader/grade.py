@@ -5,7 +5,7 @@ once per build folder; each lab's student file is then compiled alone into a lib
 the submission's own (build.py). No grade comes from a process that holds student code:
 the judge programs run the lab's tests and bench and forward each call of the interface
 to a sandboxed worker that loads the student's library (common/judge/). Static checks
-read the compiled object (check.py).
+read the compiled object (grader/check/).
 
 Each lab ends with exactly one status (status.py) and its points; whatever happens in
 one lab, including a bug in the grader itself, the next lab is still graded. The files

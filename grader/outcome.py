@@ -40,7 +40,7 @@ class LabResult:
     fix_checks: dict[str, sanitize.SanitizerResult | None] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # things to know that are not failures
     bench_runs: int = 0  # how often the bench ran (a noisy bench runs again)
-    checked: bool = False  # the static checks ran (check.py); else the built-in patterns stand in
+    checked: bool = False  # the static checks ran (grader/check/); else the built-in patterns stand in
     steps: dict[str, Any] | None = None  # the registered variants' kernels, read by the checks (steps.py)
     implementation: Path | None = None  # the library under test (between the two phases)
     answers: answers.AnswersResult = field(default_factory=answers.AnswersResult)

@@ -59,7 +59,7 @@ BUILTIN_RULES: dict[str, tuple[str, str]] = {
     "dynamic_loading": (r"\b(?:dlopen|dlmopen|dlsym|dlvsym)\s*\(",
                         "loading libraries at run time (such as the reference) is not allowed"),
     # The grader reads which kernels each lecture step launches from the records that
-    # LAB_REGISTER_VARIANT leaves in the object (grader/steps.py): a registration made by
+    # LAB_REGISTER_VARIANT leaves in the object (grader/check/steps.py): a registration made by
     # hand, or a record or section of the file's own, could name another function.
     "registry": (r"\b(?:VariantRegistrar|VariantRecord|GradedVariantRegistrar|SlowVariantsRegistrar"
                  r"|BenchQuestionsRegistrar)\b|\blocal_variants\s*\(|\bgnu::section\b|\b__section__\b"
@@ -75,7 +75,7 @@ BUILTIN_RULES: dict[str, tuple[str, str]] = {
 }
 
 
-# The rules of the static checks of the compiled object (check.py), by name.
+# The rules of the static checks of the compiled object (grader/check/), by name.
 CHECK_RULES: tuple[str, ...] = ("include", "symbol", "defines", "cub", "constructor", "syscall")
 
 

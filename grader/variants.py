@@ -14,7 +14,7 @@ with "kind": "part" is graded the same way: a further interface function the stu
 writes from a stub (a new task of the lab, such as scan's sparse matrix-vector product),
 tested in a suite Part*Gpu.
 
-A step must also be work of its own (steps.py, distinct()): it launches a kernel whose code
+A step must also be work of its own (check/steps.py, distinct()): it launches a kernel whose code
 no earlier step launches, read from the compiled object; and, where the bench timed it, its
 time lies within a band of the reference's same step (BAND_FAST, BAND_SLOW). A step that
 fails either earns nothing, and the report names both registrations.
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PASSED, FAILED, MISSING, NOT_TESTED = "passed", "failed", "not registered", "not tested"
-# A step whose tests passed but whose work is another step's (steps.py), or whose time is
+# A step whose tests passed but whose work is another step's (check/steps.py), or whose time is
 # not that of the lecture's version of the step: no point.
 REUSED, OFF_BAND = "same work as another step", "not this step's speed"
 STEP, FIX, PART = "step", "fix", "part"  # a lecture step the student writes; a given bug the

@@ -10,7 +10,7 @@ import os
 import re
 from pathlib import Path
 
-from grader import build, layout, manifest, overlay, proc, status
+from grader import build, check, layout, manifest, overlay, proc, status
 from grader.outcome import LabResult, Progress, fail
 from grader.plan import Options
 from grader.stages.context import KitBuild, LabContext, reference
@@ -141,10 +141,6 @@ def quiet_foreign_errors(options: Options, lab: str, taken: overlay.Overlay, stu
     """A failed compile of a file that includes files outside the kit and the lab (anything the
     grading user can read) must not bring their lines into the report: the compiler's
     messages quote the lines they are about. Its messages are then replaced by the names."""
-    try:
-        from grader import check
-    except ImportError:
-        return
     lab_manifest = manifest.by_name(options.root).get(lab)
     if lab_manifest is None:
         return

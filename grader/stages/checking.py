@@ -1,9 +1,9 @@
-"""Stage check: the static checks on the compiled student file (check.py); their findings
+"""Stage check: the static checks on the compiled student file (grader/check/); their findings
 become broken rules, and a file that reads files of the machine ends the lab."""
 
 from __future__ import annotations
 
-from grader import layout, manifest, status
+from grader import check, layout, manifest, status
 from grader.outcome import LabResult, clocked, fail
 from grader.stages.context import LabContext
 
@@ -19,11 +19,7 @@ def run(ctx: LabContext, result: LabResult) -> bool:
 
 
 def run_checks(ctx: LabContext, result: LabResult) -> None:
-    """The static checks on the compiled student file (check.py): findings become rules."""
-    try:
-        from grader import check
-    except ImportError:  # a kit without the checks: the regular-expression rules stand in
-        return
+    """The static checks on the compiled student file (grader/check/): findings become rules."""
     options, lab, student = ctx.options, ctx.lab, ctx.student
     lab_manifest = manifest.by_name(options.root).get(lab)
     if lab_manifest is None:

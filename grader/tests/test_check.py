@@ -1,4 +1,4 @@
-"""Static checks (grader/check.py): what a compiled student file includes, uses, defines
+"""Static checks (grader/check/): what a compiled student file includes, uses, defines
 and runs at load time, whatever its spelling.
 
 The tests that compile need nvcc and binutils and skip with a message without them. All
@@ -25,10 +25,17 @@ from pathlib import Path
 from unittest import mock
 
 from grader import check, cli, manifest, proc, rules
+from grader.check import tools
+from grader.check.findings import Source
+from grader.check.includes import directive_line, header_family
+from grader.check.loadtime import constructor_findings
+from grader.check.names import qualified_name
+from grader.check.session import shown_name
+from grader.check.stubs import is_exit_stub_shape
 
 KIT = Path(__file__).resolve().parents[2]
 NVCC = check.find_nvcc()
-TOOLS_MISSING = check._tools_missing()
+TOOLS_MISSING = check.tools_missing()
 SKIP_WHY = ("nvcc not found (looked on PATH, in $CUDA_HOME/bin and /usr/local/cuda/bin): the static checks "
             "compile the student's file with it" if NVCC is None else
             f"{', '.join(TOOLS_MISSING)} not found: the static checks read the object with binutils")
@@ -633,7 +640,7 @@ class Bounds(unittest.TestCase):
             path.parent.mkdir(parents=True)
             path.write_text(textwrap.dedent(TEMPLATE_BOMB))
             small = proc.Limits(memory_bytes=768 << 20, file_bytes=64 << 20)
-            with mock.patch.object(check, "DEFAULT_LIMITS", small):
+            with mock.patch.object(tools, "DEFAULT_LIMITS", small):
                 result = check.check_lab(KIT, manifest.by_name(KIT)["vectorAdd"], [path], work_dir=Path(tmp) / "w")
             self.assertTrue(result.exceeded, result.message)
             self.assertEqual(list((Path(tmp) / "w").iterdir()), [])
@@ -736,7 +743,7 @@ class CommandLine(unittest.TestCase):
             return check.CheckResult()  # clean: no compiler needed for this test
 
         with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch("grader.check._check_one", side_effect=second_interrupts):
+                mock.patch("grader.check.cli._check_one", side_effect=second_interrupts):
             code, out, err = self.main("--root", str(KIT), "--json", str(Path(tmp) / "c.json"), "vectorAdd", "reduction")
             self.assertEqual(code, 130, out + err)
             self.assertIn("interrupted: 1 of 2 labs checked", err)
@@ -749,7 +756,7 @@ class CommandLine(unittest.TestCase):
     def test_course_config(self):
         found = rules.Finding("forbidden", "exit", "labs/vectorAdd/vectorAdd.cu", 14, "calls exit()", rule="exit")
         with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch("grader.check._check_one", side_effect=lambda *a: check.CheckResult(findings=[found])):
+                mock.patch("grader.check.cli._check_one", side_effect=lambda *a: check.CheckResult(findings=[found])):
             course = Path(tmp) / "course.toml"
             code, out, _ = self.main("--root", str(KIT), "vectorAdd")
             self.assertEqual(code, 1)
@@ -831,50 +838,50 @@ class Parsing(unittest.TestCase):
 
     def test_directive_spanning_lines(self):
         text = '#include "a.h"\n#include /* x\n */ "b.h"\nint x;\n'
-        self.assertEqual(check._directive_line(text, 3), 2)
-        self.assertEqual(check._directive_line(text, 1), 1)
+        self.assertEqual(directive_line(text, 3), 2)
+        self.assertEqual(directive_line(text, 1), 1)
 
     def test_header_families(self):
-        self.assertEqual(check._header_family("cub/cub.cuh")[1], "CUB")
-        self.assertEqual(check._header_family("cublas_v2.h")[1], "cuBLAS")
-        self.assertEqual(check._header_family("nppi_filtering_functions.h")[1], "NPP")
-        self.assertIsNone(check._header_family("cuda_runtime.h"))
-        self.assertIsNone(check._header_family("cuda/std/atomic"))
-        self.assertIsNone(check._header_family("cooperative_groups.h"))
+        self.assertEqual(header_family("cub/cub.cuh")[1], "CUB")
+        self.assertEqual(header_family("cublas_v2.h")[1], "cuBLAS")
+        self.assertEqual(header_family("nppi_filtering_functions.h")[1], "NPP")
+        self.assertIsNone(header_family("cuda_runtime.h"))
+        self.assertIsNone(header_family("cuda/std/atomic"))
+        self.assertIsNone(header_family("cooperative_groups.h"))
 
     def test_qualified_names(self):
-        self.assertEqual(check._qualified("void std::vector<int>::_M_realloc_insert<int>(int&&)"),
+        self.assertEqual(qualified_name("void std::vector<int>::_M_realloc_insert<int>(int&&)"),
                          "std::vector::_M_realloc_insert")
-        self.assertEqual(check._qualified("operator delete(void*, unsigned long)"), "operator delete")
-        self.assertEqual(check._qualified("(anonymous namespace)::rewrite(int, char**)"), "rewrite")
-        self.assertEqual(check._qualified("std::ostream& std::operator<< <std::char_traits<char> >(std::ostream&)"),
+        self.assertEqual(qualified_name("operator delete(void*, unsigned long)"), "operator delete")
+        self.assertEqual(qualified_name("(anonymous namespace)::rewrite(int, char**)"), "rewrite")
+        self.assertEqual(qualified_name("std::ostream& std::operator<< <std::char_traits<char> >(std::ostream&)"),
                          "std::operator<<")
 
     def test_exit_stub_shape(self):
         stub = ["sub    $0x18,%rsp", "movl   $0x1,0xc(%rsp)", "mov    0xc(%rsp),%edi", "call   15 <f+0x15>",
                 "data16 cs nopw 0x0(%rax,%rax,1)"]
-        self.assertTrue(check._is_exit_stub_shape(stub))
+        self.assertTrue(is_exit_stub_shape(stub))
         unoptimised = ["endbr64", "push   %rbp", "mov    %rsp,%rbp", "sub    $0x20,%rsp", "mov    %edi,-0x14(%rbp)",
                        "movss  %xmm0,-0x18(%rbp)", "movl   $0x1,-0x4(%rbp)", "mov    -0x4(%rbp),%eax",
                        "mov    %eax,%edi", "call   2a <f+0x2a>"]
-        self.assertTrue(check._is_exit_stub_shape(unoptimised))
+        self.assertTrue(is_exit_stub_shape(unoptimised))
         other_slot = stub[:2] + ["mov    0x8(%rsp),%edi"] + stub[3:]
-        self.assertFalse(check._is_exit_stub_shape(other_slot))  # exit(<whatever lies there>)
+        self.assertFalse(is_exit_stub_shape(other_slot))  # exit(<whatever lies there>)
         overwritten = unoptimised[:7] + ["mov    %edi,-0x4(%rbp)"] + unoptimised[7:]
-        self.assertFalse(check._is_exit_stub_shape(overwritten))  # exit(<the caller's argument>)
-        self.assertFalse(check._is_exit_stub_shape(["xor    %edi,%edi", "call   5 <g+0x5>"]))  # exit(0)
+        self.assertFalse(is_exit_stub_shape(overwritten))  # exit(<the caller's argument>)
+        self.assertFalse(is_exit_stub_shape(["xor    %edi,%edi", "call   5 <g+0x5>"]))  # exit(0)
         # GCC 13 (Ubuntu 24.04) starts the stub with a push/pop pair of one register.
         ubuntu = ["endbr64", "push   %rax", "pop    %rax"] + stub
-        self.assertTrue(check._is_exit_stub_shape(ubuntu))
+        self.assertTrue(is_exit_stub_shape(ubuntu))
         loaded = stub[:3] + ["push   %rax", "pop    %rdi"] + stub[3:]  # exit(<whatever rax holds>)
-        self.assertFalse(check._is_exit_stub_shape(loaded))
-        self.assertFalse(check._is_exit_stub_shape(["push   %rax", "pop    %rax"] + stub[:3] + ["pop    %rdi"] + stub[3:]))
+        self.assertFalse(is_exit_stub_shape(loaded))
+        self.assertFalse(is_exit_stub_shape(["push   %rax", "pop    %rax"] + stub[:3] + ["pop    %rdi"] + stub[3:]))
 
     def test_shown_name_of_a_copy(self):
         lab = manifest.by_name(KIT)["vectorAdd"]
-        shown = check._shown_name(KIT, lab, Path("/tmp/x/labs/vectorAdd/vectorAdd.cu"), Path("/tmp/y"))
+        shown = shown_name(KIT, lab, Path("/tmp/x/labs/vectorAdd/vectorAdd.cu"), Path("/tmp/y"))
         self.assertEqual(shown, "labs/vectorAdd/vectorAdd.cu")
-        self.assertEqual(check._shown_name(KIT, lab, KIT / "solutions/vectorAdd/vectorAdd.cu", Path("/tmp/y")),
+        self.assertEqual(shown_name(KIT, lab, KIT / "solutions/vectorAdd/vectorAdd.cu", Path("/tmp/y")),
                          "solutions/vectorAdd/vectorAdd.cu")
 
 
@@ -890,8 +897,8 @@ class LoadTime(unittest.TestCase):
         obj = check.object_from_text(elf_edit(elf) if elf_edit else elf,
                                      disassembly_edit(disassembly) if disassembly_edit else disassembly,
                                      lambda wanted: {n: names[n] for n in wanted if n in names})
-        source = check._Source("labs/vectorAdd/vectorAdd.cu", LOAD_TIME / f"{name}.cu", LOAD_TIME / f"{name}.cu")
-        return check._constructor_findings(obj, source)
+        source = Source("labs/vectorAdd/vectorAdd.cu", LOAD_TIME / f"{name}.cu", LOAD_TIME / f"{name}.cu")
+        return constructor_findings(obj, source)
 
     def test_clean_file(self):
         self.assertEqual([f.message for f in self.findings("clean")], [])

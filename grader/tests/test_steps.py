@@ -1,4 +1,4 @@
-"""Steps are distinct work (grader/steps.py, variants.distinct): the kernels each registered
+"""Steps are distinct work (grader/check/steps.py, variants.distinct): the kernels each registered
 variant launches, read from a recorded object (no compiler needed), and the points a
 step keeps when its work is another step's."""
 
@@ -10,20 +10,21 @@ import json
 import struct
 import unittest
 
-from grader import check, steps, variants
+from grader import variants
+from grader.check import elf, steps
 from grader.tests.helpers import KIT
 
 FIXTURE = KIT / "grader" / "tests" / "fixtures" / "steps"
 
 
 def recorded() -> tuple[bytes, object]:
-    """The fixture's object bytes and check._Code over its recorded readelf/objdump text."""
+    """The fixture's object bytes and elf.Code over its recorded readelf/objdump text."""
     names = json.loads((FIXTURE / "steps.names.json").read_text())
-    obj = check.object_from_text((FIXTURE / "steps.readelf.txt").read_text(),
-                                 (FIXTURE / "steps.objdump.txt").read_text(),
-                                 lambda wanted: {n: names[n] for n in wanted if n in names})
+    obj = elf.object_from_text((FIXTURE / "steps.readelf.txt").read_text(),
+                               (FIXTURE / "steps.objdump.txt").read_text(),
+                               lambda wanted: {n: names[n] for n in wanted if n in names})
     data = gzip.decompress(base64.b64decode((FIXTURE / "steps.o.gz.b64").read_text()))
-    return data, check._Code.of(obj)
+    return data, elf.Code.of(obj)
 
 
 def passing(*names: str) -> list[dict]:

@@ -281,7 +281,7 @@ def records(host: Elf) -> list[tuple[str, str, int, int]]:
 def analyse(host_bytes: bytes, code: Any) -> Analysis:
     """The registrations of the object `host_bytes` and the kernels each one launches.
 
-    `code` is check._Code over the same object (its symbols, disassembly and relocations,
+    `code` is elf.Code over the same object (its symbols, disassembly and relocations,
     to follow the host code). Never raises on a malformed object: `ok` False says why."""
     try:
         return _analyse(host_bytes, code)

@@ -13,8 +13,8 @@ workers and references, built once); a submission costs only its own files' comp
 Those run on the cores the graders do not use, ahead of the GPUs, while they grade the
 students before: up to two students per GPU and one more at a time (each with a core per
 lab), and up to that many plus two per GPU compiling or compiled and not yet graded. Each
-GPU grades the next student whose compile has ended, in the order they end: for each
-student,
+GPU grades, among the students whose compile has ended, the one with the most labs built
+(the longest to grade, so that quick ones fill the end of the run): for each student,
 
     python3 -m grader --submission PATH --pristine PRISTINE --build-dir DIR/work/_kit
                       --student-dir DIR/work/STUDENT --build-only [lab ...]
@@ -43,9 +43,11 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import itertools
 import json
 import os
 import queue
+import re
 import shlex
 import shutil
 import signal
@@ -564,12 +566,29 @@ def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, la
     return BatchRun(entries, layout, args, labs, pristine).run()
 
 
+def labs_built(log: str) -> int:
+    """How many labs a student's compile built, from the build phase's log (the grader's
+    --build-only prints `<lab>: built` or `<lab>: not built: …` per lab): the work its grading
+    will take, roughly."""
+    return sum(1 for line in log.splitlines() if re.fullmatch(r"[\w.-]+: built", line.strip()))
+
+
+def read_text(path: Path) -> str:
+    """A log's text, "" when it cannot be read."""
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
 class BatchRun:
     """One batch over the class: the compiles run ahead of the graders, `builders` students at
     a time, on their own cores; each runs Ninja in the shared kit build under kit_lock, then
     compiles beside the others. A compiled student goes to `ready`; each grading job takes the
-    next one there (in the order the compiles end), so no GPU waits for one compile while
-    another student is ready. `ahead` bounds the students compiling or compiled and not taken yet."""
+    one there with the most labs built (the longest to grade; among equals, the first
+    compiled), so no GPU waits for one compile while another student is ready, and the short
+    gradings (files that did not compile) fill the end of the run instead of a long one
+    running alone on one GPU. `ahead` bounds the students compiling or compiled and not taken yet."""
 
     def __init__(self, entries: list[Entry], layout: Layout, args: argparse.Namespace, labs: list[str],
                  pristine: Path) -> None:
@@ -583,7 +602,9 @@ class BatchRun:
         self.done = 0
         self.stop = threading.Event()
         self.interrupted = False
-        self.ready: queue.Queue[tuple[Entry, dict[str, Any], bool]] = queue.Queue()
+        # (-labs built, order of arrival, entry, the build's status, whether it holds a place ahead)
+        self.ready: queue.PriorityQueue[tuple[int, int, Entry, dict[str, Any], bool]] = queue.PriorityQueue()
+        self.arrivals = itertools.count()
         self.ahead = threading.Semaphore(ahead_limit(self.jobs, self.builders))
         self.kit_lock = threading.Lock()
         self.compiles: list[tuple[float, float]] = []  # (seconds, waited for the kit's check); append is atomic
@@ -647,7 +668,9 @@ class BatchRun:
             if "started" in compiled:
                 self.compiles.append((compiled.get("seconds", 0.0), compiled["started"] - asked))
         finally:
-            self.ready.put((entry, compiled, held))  # always one per student: each job waits for the one it claimed
+            # Always one per student: each job waits for the one it claimed.
+            built = labs_built(read_text(self.layout.log(entry.student))) if "started" in compiled else 0
+            self.ready.put((-built, next(self.arrivals), entry, compiled, held))
 
     def _job(self, one: str | None) -> None:
         """Grades on GPU `one` (CUDA_VISIBLE_DEVICES) the next compiled student, until none is left."""
@@ -657,7 +680,7 @@ class BatchRun:
                     return  # from here on this job has nothing to grade: its GPU is idle at the end
                 self.unclaimed -= 1
             waiting = time.monotonic()
-            entry, compiled, held = self.ready.get()  # every claim gets one: each build puts one
+            _, _, entry, compiled, held = self.ready.get()  # every claim gets one: each build puts one
             self.use.add_wait(one, waiting, time.monotonic())
             if held:
                 self.ahead.release()

@@ -48,6 +48,9 @@ FAKE_GRADER = """
             print("compiling the student files of 2 lab(s)...", flush=True)
             own = os.path.join(opt("--submission"), "compile_s.txt")  # this submission's own compile time
             time.sleep(float(open(own).read()) if os.path.exists(own) else seconds("FAKE_COMPILE_S"))
+            built = os.path.join(opt("--submission"), "built.txt")  # what --build-only prints per lab
+            if os.path.exists(built):
+                print(open(built).read(), flush=True)
             span(who=who, kit=[t0, t1], compile=[t1, time.monotonic()])
             open(os.environ["FAKE_CALLS"] + ".built", "a").write(who + "\\n")
         sys.exit(0)
@@ -465,11 +468,16 @@ class ScaleTest(BatchTestCase):
             self.assertAlmostEqual(use["busy_s"] + use["waited_s"] + use["tail_s"], use["of_s"], delta=0.3)
         self.assertEqual(timing["waited_s"], round(sum(use["waited_s"] for use in per_gpu.values()), 1))
 
-    def run_class(self, students: dict[str, float], gpus: str, slots: int, grade_s: float) -> tuple[str, dict]:
+    def run_class(self, students: dict[str, float], gpus: str, slots: int, grade_s: float,
+                  built: dict[str, str] | None = None) -> tuple[str, dict]:
         """Grades students (name -> seconds their compile takes) on `gpus` with `slots`
-        compiles at a time; returns batch's output and its timing.json."""
+        compiles at a time; returns batch's output and its timing.json. `built`: what a
+        student's compile prints per lab (name -> text)."""
         for name, compile_s in students.items():
-            (self.submission(name, "score 100") / "compile_s.txt").write_text(str(compile_s))
+            folder = self.submission(name, "score 100")
+            (folder / "compile_s.txt").write_text(str(compile_s))
+            if built and name in built:
+                (folder / "built.txt").write_text(built[name] + "\n")
         roster = self.roster([(n, f"subs/{n}") for n in students])
         self.mock(batch.gpu, "devices", return_value=[gpu.Device(i, "NVIDIA H100", "9.0", 81559) for i in "01"])
         self.mock(batch, "split_cores", return_value=(None, None))
@@ -517,6 +525,23 @@ class ScaleTest(BatchTestCase):
         self.assertRegex(out, r"\[1/2\] quick: .*\n\[2/2\] slow: ")
         built = {span["who"]: span["compile"] for span in self.spans() if "compile" in span}
         self.assertLess(grades[0][0], built["slow"][1])  # graded while the slow one still compiled
+
+    # Among the students compiled and waiting, the one with the most labs built goes first:
+    # the long gradings start early, the short ones (files that did not compile) fill the end.
+    def test_longest_first_among_the_compiled(self):
+        labs = {"first": "vectorAdd: built\nreduction: not built: error",
+                "none_built": "vectorAdd: not built: error\nreduction: not built: error",
+                "both_built": "vectorAdd: built\nreduction: built"}
+        out, timing = self.run_class({"first": 0.05, "none_built": 0.8, "both_built": 1.6}, "0,", slots=3,
+                                     grade_s=3.0, built=labs)
+        spans = self.spans()
+        grades = sorted((span["grade"][0], span["who"]) for span in spans if "grade" in span)
+        compiled = {span["who"]: span["compile"][1] for span in spans if "compile" in span}
+        # Both others were compiled, waiting, when the first grading ended: the choice was the order's.
+        self.assertLess(max(compiled["none_built"], compiled["both_built"]), grades[1][0], (compiled, grades))
+        self.assertEqual([who for _, who in grades], ["first", "both_built", "none_built"])
+        self.assertEqual(batch.labs_built("vectorAdd: built\nreduction: not built: x\nscan: built\n"), 2)
+        self.assertEqual(batch.labs_built("compiling the student files of 2 lab(s)...\n"), 0)
 
     # Busy time is the union of the graders' spans on a GPU (two jobs sharing one count once);
     # the rest is idle: waiting for a compile where a job of that GPU waited for its next

@@ -121,7 +121,7 @@ class Reference {
   const VariantRegistry* m_registry = nullptr;
 };
 
-/// Parsed command line (the option table in bench.cu drives both parsing and --help).
+/// Parsed command line (the option table in bench_options.cpp drives both parsing and --help).
 struct Options {
   std::string json_path;            ///< --json PATH
   std::string reference_path;       ///< --reference PATH

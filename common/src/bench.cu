@@ -136,11 +136,15 @@ namespace {
 
 }  // namespace
 
-Harness::Harness(std::string lab, int argc, char** argv, std::string default_reference) : m(new State) {
+Harness::Harness(int argc, char** argv, std::string default_reference) : m(new State) {
   // Whole 2 MiB pages for every buffer the bench allocates from here on: in a judge
   // program the workers import them (set_device_allocation_granularity says why).
   set_device_allocation_granularity(std::size_t{2} << 20);
-  m->lab = std::move(lab);
+  m->lab = lab_name();  // the lab's folder, as add_lab generated it (lab/variants.h)
+  if (m->lab.empty()) {
+    std::fprintf(stderr, "error: this bench was built without its lab's generated facts (add_lab, cmake/LabKit.cmake)\n");
+    std::exit(2);
+  }
   m->opt = detail::parse_options(m->lab, argc, argv, std::move(default_reference));
   const Options& o = m->opt;
   m->remote = remote();

@@ -229,6 +229,8 @@ ${registrations}LAB_EXPORT_VARIANT_REGISTRY()
 "${generated_note}
 #include \"lab/variants.h\"
 
+// labs/${lab}/: the lab's name (the bench's, lab/bench.h).
+LAB_NAME(\"${lab}\");
 // labs/${lab}/lab.json \"slow_variants\": too slow for the large sizes.
 LAB_SLOW_VARIANTS(${slow});
 // labs/${lab}/lab.json \"reference_variant\": the reference's variant the lab is graded against.

@@ -1,14 +1,16 @@
 // Provided by the kit. Presenting a bench's measurements (lab/bench.h): the table on
-// stdout, the lines a student pastes into answers.md, and the JSON the grader reads.
-// Nothing here measures anything.
+// stdout, the lines a student pastes into answers.md, and the JSON document the grader
+// reads (lab/bench_document.h). Nothing here measures anything.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <utility>
 
 #include "lab/bench.h"
+#include "lab/bench_document.h"
 #include "lab/bench_json.h"
 
 namespace lab::bench {
@@ -268,6 +270,67 @@ std::string answer_lines_json(const std::vector<AnswerLine>& lines) {
           ", \"why\": " + (a.given ? "null" : json_string(a.why)) + "}";
   }
   return js + "]";
+}
+
+// ---- the document ---------------------------------------------------------------------
+
+namespace {
+
+std::string boundary_json(const Boundary& b) {
+  return "{\"median_ms\": " + json_number(b.gap.median) + ", \"q1_ms\": " + json_number(b.gap.q1) +
+         ", \"q3_ms\": " + json_number(b.gap.q3) + ", \"bound_ms\": " + json_number(b.bound_ms) +
+         ", \"samples\": " + std::to_string(b.gap.count) + "}";
+}
+
+// The run's settings: options, device, reference and judge.
+void write_settings(std::ostream& out, const BenchDocument& doc) {
+  const Options& o = doc.options;
+  const DeviceFacts& f = doc.device;
+  out << ", \"seed\": " << doc.seed << ",\n \"options\": {\"size\": " << o.size
+      << ", \"graded_only\": " << (o.graded_only ? "true" : "false") << ", \"filter\": " << json_string(o.filter)
+      << ", \"quick\": " << (o.quick ? "true" : "false") << "},\n \"device\": {\"name\": " << json_string(f.name)
+      << ", \"compute_capability\": " << json_string(std::to_string(f.major) + "." + std::to_string(f.minor))
+      << ", \"sms\": " << f.sms << ", \"sm_clock_mhz\": " << json_number(f.sm_clock_mhz)
+      << ", \"l2_bytes\": " << f.l2_bytes << ", \"peak_dram_gbps\": " << json_number(f.peak_dram_gbps)
+      << ", \"peak_fp32_gflops\": " << json_number(f.peak_fp32_gflops)
+      << ", \"peak_rsqrt_gops\": " << json_number(f.peak_rsqrt_gops) << "},\n \"reference\": {\"path\": "
+      << json_string(doc.reference_path) << ", \"loaded\": " << (doc.reference_loaded ? "true" : "false")
+      << ", \"variant\": " << json_string(o.reference_variant) << ", \"error\": "
+      << (doc.reference_error.empty() ? "null" : json_string(doc.reference_error)) << "},\n \"judge\": ";
+  if (doc.judge) {
+    out << "{\"impl\": " << json_string(o.remote.impl) << ", \"boundary\": {\"student\": "
+        << boundary_json(doc.student_boundary) << ", \"reference\": " << boundary_json(doc.reference_boundary)
+        << "}, \"workers\": " << json_string(doc.workers) << "}";
+  } else {
+    out << "null";
+  }
+}
+
+}  // namespace
+
+std::string bench_json(const BenchDocument& doc) {
+  std::ostringstream out;
+  out << "{\"schema\": " << json_string(kBenchSchema) << ", \"version\": " << kBenchSchemaVersion
+      << ", \"status\": " << json_string(doc.status) << ", \"lab\": " << json_string(doc.lab);
+  if (doc.status != "ok") {
+    out << ", \"message\": " << json_string(doc.message) << "}\n";
+    return out.str();
+  }
+  write_settings(out, doc);
+  out << ",\n \"workloads\": [";
+  for (std::size_t i = 0; i < doc.workloads.size(); ++i) {
+    out << (i ? ",\n  " : "\n  ") << workload_json(doc.workloads[i]);
+  }
+  out << "],\n \"answers\": " << answer_lines_json(doc.answers) << ",\n \"errors\": [";
+  for (std::size_t i = 0; i < doc.errors.size(); ++i) out << (i ? ", " : "") << json_string(doc.errors[i]);
+  out << "]}\n";
+  return out.str();
+}
+
+bool write_bench_json(const std::string& path, const BenchDocument& doc) {
+  std::ofstream out(path);
+  out << bench_json(doc);
+  return static_cast<bool>(out);
 }
 
 }  // namespace lab::bench

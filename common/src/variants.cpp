@@ -42,6 +42,11 @@ std::vector<std::string>& slow_patterns() {
   return patterns;
 }
 
+std::string& lab_name_storage() {
+  static std::string name;
+  return name;
+}
+
 std::string& graded_variant() {
   static std::string name = "default";
   return name;
@@ -58,6 +63,10 @@ const std::vector<BenchQuestion>& bench_questions() { return bench_question_list
 BenchQuestionsRegistrar::BenchQuestionsRegistrar(std::vector<BenchQuestion> questions) {
   for (auto& q : questions) bench_question_list().push_back(std::move(q));
 }
+
+const std::string& lab_name() { return lab_name_storage(); }
+
+LabNameRegistrar::LabNameRegistrar(std::string name) { lab_name_storage() = std::move(name); }
 
 const std::string& graded_reference_variant() { return graded_variant(); }
 

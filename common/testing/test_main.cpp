@@ -18,10 +18,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "lab/cli.h"
 #include "lab/data.h"
 #include "lab/device.h"
 #include "lab/remote.h"
@@ -43,18 +45,11 @@ void usage(const char* program, FILE* out) {
   if (lab::remote() != nullptr) {
     std::fprintf(out,
                  "\nThis is a judge program of the grader: the implementation runs in a sandboxed worker process.\n");
-    for (const lab::RemoteOptionSpec& spec : lab::remote_option_table()) {
-      const std::string left = std::string(spec.name) + (spec.value != nullptr ? std::string(" ") + spec.value : "");
-      std::fprintf(out, "  %-22s %s\n", left.c_str(), spec.help);
-    }
+    lab::RemoteOptions unused;
+    lab::cli::print_options(out, lab::cli::judge_options(unused), 22, true);
   }
   std::fprintf(out,
                "\nExit status: 0 every test passed, 1 a test failed, 2 bad options.\n");
-}
-
-[[noreturn]] void bad_option(const char* program, const std::string& problem) {
-  std::fprintf(stderr, "%s: error: %s (see --help)\n", program, problem.c_str());
-  std::exit(2);
 }
 
 // Tests whose suite names contain kOwnBuildOnly need the GPU to themselves (vectorAdd's
@@ -105,58 +100,50 @@ void leave_out_own_build_tests() {
   GTEST_FLAG_SET(filter, filter);
 }
 
+// The test program's options: --seed, --list-file and the judge programs' own; GoogleTest's
+// (--gtest_*) pass through to it. Returns the arguments for GoogleTest.
+std::vector<char*> parse_options(int argc, char** argv, lab::RemoteOptions& remote_options, bool& help,
+                                 std::string& list_file) {
+  std::vector<char*> gtest_args = {argv[0]};
+  std::vector<lab::cli::Option> options = {
+      {"--list-file", "PATH", "", false,
+       [&](const std::string& v) {
+         if (v.empty()) throw std::invalid_argument("--list-file needs a path");
+         list_file = v;
+       }},
+      {"--seed", "N", "", false,
+       [](const std::string& v) {
+         try {
+           lab::set_run_seed(lab::parse_seed(v));
+         } catch (const std::exception& e) {
+           throw std::invalid_argument(std::string("--seed: ") + e.what());
+         }
+       }},
+  };
+  for (lab::cli::Option& o : lab::cli::judge_options(remote_options)) options.push_back(std::move(o));
+  lab::cli::Program program;
+  program.name = argc > 0 ? argv[0] : "test";
+  program.judge_note = "(<lab>_judge_test), not of this one";
+  program.unknown_as_given = true;
+  program.help = [&] { help = true; };
+  program.pass = [&](const std::string& name, char* given) {
+    if (name.rfind("--gtest_", 0) != 0) return false;
+    gtest_args.push_back(given);
+    return true;
+  };
+  lab::cli::parse(program, options, argc, argv);
+  return gtest_args;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const char* program = argc > 0 ? argv[0] : "test";
   lab::RemoteOptions remote_options;
   remote_options.sync_launches = true;
-  std::vector<char*> gtest_args = {argv[0]};
   bool help = false;
   std::string list_file;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], value;
-    const auto eq = arg.find('=');
-    const bool inline_value = arg.rfind("--", 0) == 0 && eq != std::string::npos;
-    if (inline_value) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto take = [&]() -> std::string {
-      if (inline_value) return value;
-      if (i + 1 >= argc) bad_option(program, arg + " needs a value");
-      return argv[++i];
-    };
-    const auto& judge_options = lab::remote_option_table();
-    const auto judge_option = std::find_if(judge_options.begin(), judge_options.end(),
-                                           [&](const lab::RemoteOptionSpec& spec) { return arg == spec.name; });
-    if (arg.rfind("--gtest_", 0) == 0) {
-      gtest_args.push_back(argv[i]);
-    } else if (arg == "--list-file") {
-      list_file = take();
-      if (list_file.empty()) bad_option(program, "--list-file needs a path");
-    } else if (arg == "--help" || arg == "-h") {
-      help = true;
-    } else if (arg == "--seed") {
-      try {
-        lab::set_run_seed(lab::parse_seed(take()));
-      } catch (const std::exception& e) {
-        bad_option(program, std::string("--seed: ") + e.what());
-      }
-    } else if (judge_option != judge_options.end()) {
-      if (lab::remote() == nullptr) {
-        bad_option(program, arg + " is an option of the grader's judge programs (<lab>_judge_test), not of this one");
-      }
-      if (judge_option->value == nullptr && inline_value) bad_option(program, arg + " takes no value");
-      try {
-        judge_option->apply(remote_options, judge_option->value != nullptr ? take() : std::string());
-      } catch (const std::exception& e) {
-        bad_option(program, e.what());
-      }
-    } else {
-      bad_option(program, "unknown option '" + std::string(argv[i]) + "'");
-    }
-  }
+  std::vector<char*> gtest_args = parse_options(argc, argv, remote_options, help, list_file);
   if (help) {
     usage(program, stdout);
     std::fflush(stdout);

@@ -221,7 +221,7 @@ void run_expand(lab::bench::Harness& h, int n, bool few_huge) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  lab::bench::Harness h("compact", argc, argv);
+  lab::bench::Harness h(argc, argv);
   // The graded shapes first (2^26 first: the grade's answers and the lecture's steps are
   // read from it); each one's buffers are freed before the next is set up.
   for (long long graded_n : lab::bench::graded_sizes(h, 1 << 26)) {

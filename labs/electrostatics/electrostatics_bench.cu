@@ -347,7 +347,7 @@ void run_direct(lab::bench::Harness& h, int nx, int ny, int natoms, double x1, d
 }  // namespace
 
 int main(int argc, char** argv) {
-  lab::bench::Harness h("electrostatics", argc, argv);
+  lab::bench::Harness h(argc, argv);
   using Direct = decltype(coulomb_slice);  // workload 3's library row
   using Cutoff = decltype(coulomb_slice_cutoff);
   const float spacing = 0.5f;

@@ -135,7 +135,7 @@ void run_shape(lab::bench::Harness& h, const Shape& s, int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  lab::bench::Harness h("histogram", argc, argv);
+  lab::bench::Harness h(argc, argv);
 
   // 1. The graded workload, at each graded size; 2^26 first.
   const Shape graded = {"uniform values in [0, 256)", 256, lab::Distribution::Uniform, 256, true};

@@ -263,7 +263,7 @@ void run_workload(lab::bench::Harness& h, const Cublas& cublas, int m, int k, in
 }  // namespace
 
 int main(int argc, char** argv) {
-  lab::bench::Harness h("matmul", argc, argv);
+  lab::bench::Harness h(argc, argv);
   try {
     const Cublas cublas;
     // The graded shapes (the grade is the geometric mean of their ratios): the aligned

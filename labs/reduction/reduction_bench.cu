@@ -127,7 +127,7 @@ void run_sum(lab::bench::Harness& h, int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  lab::bench::Harness h("reduction", argc, argv);
+  lab::bench::Harness h(argc, argv);
   // ---- 1. reduce_sum (graded, at each size) ----------------------------------------------
   for (const long long size : lab::bench::graded_sizes(h, 1 << 26)) {
     run_sum(h, static_cast<int>(std::min<long long>(size, INT_MAX)));

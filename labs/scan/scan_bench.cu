@@ -136,7 +136,7 @@ void run_inclusive(lab::bench::Harness& h, int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  lab::bench::Harness h("scan", argc, argv);
+  lab::bench::Harness h(argc, argv);
   // 1. inclusive_scan (graded), at each graded size; 2^26 first.
   for (const long long size : lab::bench::graded_sizes(h, 1 << 26)) run_inclusive(h, static_cast<int>(size));
   if (!h.times_everything()) return h.finish();  // --graded-only: the rest is in no grade

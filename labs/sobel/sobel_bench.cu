@@ -279,7 +279,7 @@ void make_fresh_picture(const NoiseFree& p, int width, int height, int threshold
 }  // namespace
 
 int main(int argc, char** argv) {
-  lab::bench::Harness h("sobel", argc, argv);
+  lab::bench::Harness h(argc, argv);
   const int side = static_cast<int>(h.size_or(16384));
   const std::size_t pixels = static_cast<std::size_t>(side) * static_cast<std::size_t>(side);
   const int threshold = kSobelDefaultThreshold;

@@ -217,7 +217,7 @@ void time_graded_sort_keys(lab::bench::Harness& h, const std::string& name, cons
 }  // namespace
 
 int main(int argc, char** argv) {
-  lab::bench::Harness h("sort", argc, argv);
+  lab::bench::Harness h(argc, argv);
   // The graded sizes (2^26 and 30000001, or the --size given), each within [1, kSortMaxN].
   std::vector<int> sizes;
   for (long long requested : lab::bench::graded_sizes(h, kSortMaxN)) {

@@ -169,7 +169,7 @@ void run_workload(lab::bench::Harness& h, int rows, int cols, bool graded, const
 }  // namespace
 
 int main(int argc, char** argv) {
-  lab::bench::Harness h("transpose", argc, argv);
+  lab::bench::Harness h(argc, argv);
   const int n = static_cast<int>(h.size_or(8192));
   run_workload(h, n, n, true, "", /*all_variants=*/false);
   // With --size, that size alone; else the odd shape too (graded: see the top).

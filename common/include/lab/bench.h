@@ -15,7 +15,7 @@
 // each forwarded call up to a fence in its own stream and subtracts the boundary's cost,
 // measured at start-up with empty requests (common/judge/session.cu says why).
 //
-//   lab::bench::Harness h("vectorAdd", argc, argv);
+//   lab::bench::Harness h(argc, argv);  // the lab: its manifest's, as add_lab built it
 //   lab::bench::Workload w;  … describe inputs, checks, the CPU version …
 //   h.add_implementations<decltype(vector_add)>(w, "vector_add", vector_add,
 //       [&](auto* fn) { return [=] { fn(a, b, c, n); }; });
@@ -121,7 +121,7 @@ class Reference {
   const VariantRegistry* m_registry = nullptr;
 };
 
-/// Parsed command line (the option table in bench.cu drives both parsing and --help).
+/// Parsed command line (the option table in bench_options.cpp drives both parsing and --help).
 struct Options {
   std::string json_path;            ///< --json PATH
   std::string reference_path;       ///< --reference PATH
@@ -226,9 +226,9 @@ class Harness {
  public:
   /// Parses the command line (prints help and exits 0 for --help, exits 2 for bad arguments),
   /// checks for a GPU (exits 3, writing a no_gpu JSON, when there is none), reads the device
-  /// facts and loads the reference (the default path comes from the build).
-  Harness(std::string lab, int argc, char** argv,
-          std::string default_reference = LABKIT_DEFAULT_REFERENCE);
+  /// facts and loads the reference (the default path comes from the build). The lab's
+  /// name is the one add_lab generated from its folder (lab/variants.h, lab_name()).
+  Harness(int argc, char** argv, std::string default_reference = LABKIT_DEFAULT_REFERENCE);
   ~Harness();
   Harness(const Harness&) = delete;
   Harness& operator=(const Harness&) = delete;

@@ -46,7 +46,7 @@ std::string padding_problem(const PaddedBuffer& buffer, std::size_t first, std::
 namespace bench {
 
 /// Fills the padding of every buffer of padded_buffers() with canaries and checks them.
-/// Used by the harness around every checked call (common/src/bench.cu):
+/// Used by the harness around every checked call (common/src/bench_sampling.cu):
 ///   arm()           before the call and its L2 flush: new canaries (a new random draw);
 ///   launch_check()  right after the call, once its time is taken: enqueues the compare
 ///                   on the default stream, behind the judge's hold (session.cu);

@@ -64,6 +64,15 @@ struct SlowVariantsRegistrar {
   explicit SlowVariantsRegistrar(std::vector<std::string> patterns);
 };
 
+/// The lab's name: its folder under labs/ (the build generates one LAB_NAME line per
+/// lab); "" in a program built without its lab's facts.
+const std::string& lab_name();
+
+/// Registers the lab's name (the build generates one line per lab).
+struct LabNameRegistrar {
+  explicit LabNameRegistrar(std::string name);
+};
+
 /// The reference's variant the lab is graded against ("reference_variant" in its
 /// manifest; "default", the reference's fastest, when it names none). A bench compares
 /// with it unless --reference-variant says otherwise.
@@ -128,6 +137,9 @@ struct VariantRegistrar {
 /// The manifest's slow-variant patterns, e.g. LAB_SLOW_VARIANTS("odd_even*", ); (generated).
 #define LAB_SLOW_VARIANTS(...) \
   static const ::lab::SlowVariantsRegistrar lab_slow_variants_registrar_(std::vector<std::string>{__VA_ARGS__})
+
+/// The lab's name, e.g. LAB_NAME("vectorAdd"); (generated).
+#define LAB_NAME(name) static const ::lab::LabNameRegistrar lab_name_registrar_(name)
 
 /// The manifest's graded reference variant, e.g. LAB_GRADED_REFERENCE_VARIANT("tiled16"); (generated).
 #define LAB_GRADED_REFERENCE_VARIANT(name) \

@@ -271,9 +271,9 @@ ${dispatch}LAB_WORKER_LAB(\"${lab}\");
   add_executable(${lab}_worker ${gen}/${lab}_dispatch.cu)
   target_link_libraries(${lab}_worker PRIVATE labkit_worker_main ${lab}_cpu)
   labkit_cuda_options(${lab}_worker)
-  # The worker's own launch entry points (common/judge/worker_main.cu) must be what the
+  # The worker's own launch entry points (common/worker/worker_main.cu) must be what the
   # implementation library's launches bind to: exported from the program.
-  set(worker_exports ${PROJECT_SOURCE_DIR}/common/judge/worker_exports.list)
+  set(worker_exports ${PROJECT_SOURCE_DIR}/common/worker/worker_exports.list)
   target_link_options(${lab}_worker PRIVATE "LINKER:--dynamic-list=${worker_exports}")
   set_property(TARGET ${lab}_worker APPEND PROPERTY LINK_DEPENDS ${worker_exports})
 

@@ -4,7 +4,7 @@ The kit's part of the build (the judge programs, their workers, the references) 
 once per build folder; each lab's student file is then compiled alone into a library of
 the submission's own (build.py). No grade comes from a process that holds student code:
 the judge programs run the lab's tests and bench and forward each call of the interface
-to a sandboxed worker that loads the student's library (common/judge/). Static checks
+to a sandboxed worker that loads the student's library (common/worker/). Static checks
 read the compiled object (grader/check/).
 
 Each lab ends with exactly one status (status.py) and its points; whatever happens in

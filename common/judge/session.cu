@@ -60,7 +60,7 @@
 #include "lab/cuda_check.h"
 #include "lab/judge/proxy.h"
 #include "lab/padding.h"
-#include "spin.h"
+#include "../wire/spin.h"
 #include "lab/remote.h"
 #include "lab/timing_lead.h"
 

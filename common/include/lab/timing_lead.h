@@ -7,7 +7,7 @@
 // path is slower, which is not what the lab measures. With the lead, the host records
 // the start event and enqueues the call while the lead runs, and the start event fires
 // when the GPU is ready to run the call. A direct bench and a judge's worker process
-// (common/judge/worker_main.cu) both do this, so they time the same span; the lead also
+// (common/worker/worker_main.cu) both do this, so they time the same span; the lead also
 // absorbs the switch from the judge's GPU context to the worker's.
 //
 // The lead occupies every thread slot of every SM, so no kernel of the call, on any

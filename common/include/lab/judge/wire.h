@@ -2,7 +2,7 @@
 //
 // The grader's test and bench programs (the judge) contain no student code: each call
 // of a lab's interface function is forwarded to a worker process that holds the
-// implementation library and runs sandboxed (common/judge/worker_main.cu). The two share
+// implementation library and runs sandboxed (common/worker/worker_main.cu). The two share
 // one page-aligned block of memory (a memfd) laid out as `Channel`: the judge writes a
 // request and bumps `request_seq`; the worker answers in `reply` and sets `reply_seq`
 // to the same number. Device buffers cross as CUDA IPC handles of their allocation plus

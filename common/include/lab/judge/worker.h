@@ -1,6 +1,6 @@
 // Provided by the kit. The worker's side of a lab's interface (see lab/judge/proxy.h).
 //
-// A worker program is common/judge/worker_main.cu plus one generated file per lab that
+// A worker program is common/worker/worker_main.cu plus one generated file per lab that
 // lists the interface functions, so that the worker can turn a request's arguments back
 // into typed ones and call the variant the judge asked for:
 //

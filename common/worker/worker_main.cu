@@ -53,7 +53,7 @@
 #include "lab/judge/wire.h"
 #include "lab/judge/worker.h"
 #include "lab/timing_lead.h"
-#include "spin.h"
+#include "../wire/spin.h"
 #include "sandbox.h"
 
 namespace lab::judge {

@@ -410,7 +410,7 @@ LaunchByStub next_launch_cooperative() {
 __global__ void labkit_noop_kernel() {}
 
 // The worker's clock for timed requests: two CUDA events around the call, recorded on
-// the default stream exactly where a direct bench records its own (common/src/bench.cu),
+// the default stream exactly where a direct bench records its own (common/src/bench_sampling.cu),
 // behind the same lead (lab/timing_lead.h), so that both time the same span: from when
 // the GPU is ready to run the call to the end of the work it enqueued. Created once,
 // before the sandbox closes.

@@ -343,11 +343,19 @@ class Worker {
 
  private:
   void start() {
-    if (m_channel != nullptr) {
+    if (m_channel != nullptr) {  // the last worker's
       munmap(m_channel, sizeof(wire::Channel));
       m_channel = nullptr;
     }
     const int arena = host_arena().fd();  // throws when it cannot be made
+    const int fd = open_channel();
+    const int log = open_log(fd);
+    spawn(fd, arena, log);
+    handshake();
+  }
+
+  // A new channel (a sealed memfd, mapped here); returns its file, which the worker gets.
+  int open_channel() {
     const int fd = sealed_memfd("labkit-channel", sizeof(wire::Channel));
     if (fd < 0) {
       throw std::runtime_error("cannot create the worker's channel: " + std::string(std::strerror(errno)));
@@ -361,21 +369,30 @@ class Worker {
     m_channel->magic = wire::kMagic;
     m_channel->version = wire::kVersion;
     m_channel->hot.store(m_hot ? 1 : 0);
+    return fd;
+  }
 
+  // The worker's log file in this judge's scratch folder (made once); -1 when it cannot
+  // be opened. `channel` is closed on a failure that throws.
+  int open_log(int channel) {
     if (m_scratch.empty()) {
       const char* tmp = std::getenv("TMPDIR");
       std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/labkit-worker-XXXXXX";
       std::vector<char> buffer(pattern.begin(), pattern.end());
       buffer.push_back('\0');
       if (mkdtemp(buffer.data()) == nullptr) {
-        close(fd);
+        close(channel);
         throw std::runtime_error("cannot create a folder for the worker's log: " + std::string(std::strerror(errno)));
       }
       m_scratch = buffer.data();
     }
     m_log = m_scratch + "/" + m_role + ".log";
-    const int log = open(m_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    return open(m_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  }
 
+  // Starts the worker program with its fixed command line, the channel and the host
+  // arena at their descriptors, its log as stdout and stderr; closes `fd` and `log`.
+  void spawn(int fd, int arena, int log) {
     int device = 0;
     LAB_CUDA_CHECK(cudaGetDevice(&device));
     std::vector<std::string> args = {m_worker, "--impl", m_library, "--device", std::to_string(device), "--parent",
@@ -420,7 +437,11 @@ class Worker {
       throw std::runtime_error(m_unusable);
     }
     m_pid = pid;
+  }
 
+  // Hello (the protections in force, before the library is loaded), then Load (the
+  // library, its constructors sandboxed, and its variants).
+  void handshake() {
     wire::Reply reply;
     try {
       // Hello: the sandbox in force, reported before the library is loaded.

@@ -612,25 +612,26 @@ void* open_device_argument(const wire::Arg& arg, int index) {
   return map_device_argument(arg);
 }
 
-int worker_main(int argc, char** argv) {
-  const Args args = parse(argc, argv);
-  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  if (args.parent != 0 && getppid() != args.parent) return 0;  // the judge is already gone
-  for (int fd = wire::kArenaFd + 1; fd < 4096; ++fd) close(fd);  // nothing inherited but the channel, arena and log
+// The channel to the judge (fd wire::kChannelFd), mapped and checked; nullptr after saying why.
+wire::Channel* open_channel() {
   void* memory = mmap(nullptr, sizeof(wire::Channel), PROT_READ | PROT_WRITE, MAP_SHARED, wire::kChannelFd, 0);
   if (memory == MAP_FAILED) {
     std::fprintf(stderr, "labkit worker: no channel at fd %d: started by hand? It is started by the judge programs.\n",
                  wire::kChannelFd);
-    return 2;
+    return nullptr;
   }
   auto* channel = static_cast<wire::Channel*>(memory);
   if (channel->magic != wire::kMagic || channel->version != wire::kVersion) {
     std::fprintf(stderr, "labkit worker: the judge speaks another version of the channel: rebuild the kit\n");
-    return 2;
+    return nullptr;
   }
-  std::string startup_error = map_host_arena();
-  limit_process();
+  return channel;
+}
 
+// The CUDA context, the call clock's events and the launch record, made before the
+// sandbox closes; returns what went wrong ("" when nothing did; `startup_error` is kept
+// when it already says something).
+std::string start_gpu(const Args& args, std::string startup_error) {
   // Spin while waiting for the GPU: the judge's clock runs until the worker notices its
   // work is done, and a sleeping wait adds tens of microseconds, more after long kernels.
   // LABKIT_GPU_WAIT (passed on by the judge) may choose otherwise, e.g. for tests.
@@ -648,6 +649,94 @@ int worker_main(int argc, char** argv) {
     startup_error = std::string("the worker could not use the GPU: ") + cudaGetErrorName(status) + " (" +
                     cudaGetErrorString(status) + ")";
   }
+  return startup_error;
+}
+
+// The reply's fields, reset before each request.
+void clear_reply(wire::Reply& reply) {
+  reply.status = wire::Status::Ok;
+  returned_error() = false;
+  reply.message[0] = '\0';
+  reply.nvariants = 0;
+  reply.elapsed_ms = -1.0;
+  reply.nlaunches = reply.launches_total = 0;
+  std::memset(reply.value, 0, sizeof reply.value);
+}
+
+// Op::Load: the implementation library, then the sandbox's second stage. False: the
+// worker exits after its reply.
+bool serve_load(const Args& args, const VariantRegistry*& registry, wire::Reply& reply) {
+  std::string error;
+  registry = load_variant_library(args.impl, "the implementation library", &error);
+  if (registry == nullptr) {
+    reply.status = wire::Status::Error;
+    set_message(reply, error);
+    return false;
+  }
+  list_variants(*registry, reply);
+  std::string stage_two = args.sandbox ? sandbox_after_load() : "";
+  set_message(reply, stage_two);
+  return true;
+}
+
+// Op::Call: one call of the implementation, timed by the worker's clock when asked.
+void serve_call(const VariantRegistry* registry, const wire::Request& request, wire::Reply& reply) {
+  char what[2 * wire::kNameBytes + 16];
+  std::snprintf(what, sizeof what, "%.*s (variant %.*s)", wire::kNameBytes, request.function, wire::kNameBytes,
+                request.variant);
+  auto found = invokers().find(std::string(request.function, strnlen(request.function, wire::kNameBytes)));
+  try {
+    if (registry == nullptr) throw BadRequest("no implementation library is loaded");
+    if (found == invokers().end()) throw BadRequest(std::string("this worker has no interface function ") + what);
+    launch_record().total = launch_record().kept = 0;  // nothing of an earlier call
+    if (exact_call().enabled) prepare_exact_call(request);
+    found->second(*registry, request, reply);  // starts the clock once the arguments are decoded
+    launch_record().active = false;
+    stop_call_clock();
+  } catch (const BadRequest& e) {
+    reply.status = wire::Status::BadRequest;
+    set_message(reply, e.what());
+  } catch (const std::exception& e) {
+    reply.status = wire::Status::Error;
+    set_message(reply, e.what());
+  } catch (...) {
+    reply.status = wire::Status::Error;
+    set_message(reply, std::string("an exception that is not a std::exception left ") + what);
+  }
+  launch_record().active = false;
+  finish_gpu_work(reply, what);
+  finish_exact_call(reply);
+  if (reply.status == wire::Status::Ok) reply.elapsed_ms = call_clock_ms();
+  if (launch_record().enabled) {
+    const LaunchRecord& record = launch_record();
+    reply.launches_total = record.total;
+    reply.nlaunches = record.kept;
+    std::memcpy(reply.launches, record.launches, sizeof(wire::LaunchInfo) * record.kept);
+  }
+  close_unused_mappings();
+}
+
+// Op::Noop: the judge's empty request (the boundary's calibration), timed like a call.
+void serve_noop(wire::Reply& reply) {
+  start_call_clock();
+  labkit_noop_kernel<<<1, 1>>>();
+  launch_record().active = false;  // the worker's own kernel: never reported
+  stop_call_clock();
+  finish_gpu_work(reply, "the judge's empty kernel");
+  if (reply.status == wire::Status::Ok) reply.elapsed_ms = call_clock_ms();
+  close_unused_mappings();
+}
+
+int worker_main(int argc, char** argv) {
+  const Args args = parse(argc, argv);
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (args.parent != 0 && getppid() != args.parent) return 0;  // the judge is already gone
+  for (int fd = wire::kArenaFd + 1; fd < 4096; ++fd) close(fd);  // nothing inherited but the channel, arena and log
+  wire::Channel* channel = open_channel();
+  if (channel == nullptr) return 2;
+  std::string startup_error = map_host_arena();
+  limit_process();
+  startup_error = start_gpu(args, startup_error);
   std::string report = "worker for " + worker_lab() + ", pid " + std::to_string(getpid()) + "\n";
   if (args.sandbox) {
     SandboxPlan plan;
@@ -663,13 +752,7 @@ int worker_main(int argc, char** argv) {
     seen = wait_request(channel, seen);
     const wire::Request& request = channel->request;
     wire::Reply& reply = channel->reply;
-    reply.status = wire::Status::Ok;
-    returned_error() = false;
-    reply.message[0] = '\0';
-    reply.nvariants = 0;
-    reply.elapsed_ms = -1.0;
-    reply.nlaunches = reply.launches_total = 0;
-    std::memset(reply.value, 0, sizeof reply.value);
+    clear_reply(reply);
     arm_call_clock(request);
     bool exit_after_reply = false;
     switch (request.op) {
@@ -681,68 +764,17 @@ int worker_main(int argc, char** argv) {
           exit_after_reply = true;
         }
         break;
-      case wire::Op::Load: {
-        std::string error;
-        registry = load_variant_library(args.impl, "the implementation library", &error);
-        if (registry == nullptr) {
-          reply.status = wire::Status::Error;
-          set_message(reply, error);
-          exit_after_reply = true;
-          break;
-        }
-        list_variants(*registry, reply);
-        std::string stage_two = args.sandbox ? sandbox_after_load() : "";
-        set_message(reply, stage_two);
+      case wire::Op::Load:
+        exit_after_reply = !serve_load(args, registry, reply);
         break;
-      }
-      case wire::Op::Call: {
-        char what[2 * wire::kNameBytes + 16];
-        std::snprintf(what, sizeof what, "%.*s (variant %.*s)", wire::kNameBytes, request.function, wire::kNameBytes,
-                      request.variant);
-        auto found = invokers().find(std::string(request.function, strnlen(request.function, wire::kNameBytes)));
-        try {
-          if (registry == nullptr) throw BadRequest("no implementation library is loaded");
-          if (found == invokers().end()) throw BadRequest(std::string("this worker has no interface function ") + what);
-          launch_record().total = launch_record().kept = 0;  // nothing of an earlier call
-          if (exact_call().enabled) prepare_exact_call(request);
-          found->second(*registry, request, reply);  // starts the clock once the arguments are decoded
-          launch_record().active = false;
-          stop_call_clock();
-        } catch (const BadRequest& e) {
-          reply.status = wire::Status::BadRequest;
-          set_message(reply, e.what());
-        } catch (const std::exception& e) {
-          reply.status = wire::Status::Error;
-          set_message(reply, e.what());
-        } catch (...) {
-          reply.status = wire::Status::Error;
-          set_message(reply, std::string("an exception that is not a std::exception left ") + what);
-        }
-        launch_record().active = false;
-        finish_gpu_work(reply, what);
-        finish_exact_call(reply);
-        if (reply.status == wire::Status::Ok) reply.elapsed_ms = call_clock_ms();
-        if (launch_record().enabled) {
-          const LaunchRecord& record = launch_record();
-          reply.launches_total = record.total;
-          reply.nlaunches = record.kept;
-          std::memcpy(reply.launches, record.launches, sizeof(wire::LaunchInfo) * record.kept);
-        }
-        close_unused_mappings();
+      case wire::Op::Call:
+        serve_call(registry, request, reply);
         exit_after_reply = reply.status == wire::Status::Fault;
         break;
-      }
-      case wire::Op::Noop: {
-        start_call_clock();
-        labkit_noop_kernel<<<1, 1>>>();
-        launch_record().active = false;  // the worker's own kernel: never reported
-        stop_call_clock();
-        finish_gpu_work(reply, "the judge's empty kernel");
-        if (reply.status == wire::Status::Ok) reply.elapsed_ms = call_clock_ms();
-        close_unused_mappings();
+      case wire::Op::Noop:
+        serve_noop(reply);
         exit_after_reply = reply.status == wire::Status::Fault;
         break;
-      }
       case wire::Op::Quit:
         exit_after_reply = true;
         break;

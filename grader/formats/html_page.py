@@ -47,7 +47,7 @@ CHART_BOTTOM = 28  # room for the axis' tick labels
 
 STYLE = """
 :root { color-scheme: light; }
-body { margin: 0 auto; max-width: 980px; padding: 24px 28px 48px; background: #fff; color: #1f2328;
+body { margin: 0 auto; max-width: 1140px; padding: 24px 28px 48px; background: #fff; color: #1f2328;
        font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
 h1 { font-size: 26px; margin: 0 0 4px; }
 h2 { font-size: 21px; margin: 0 0 8px; display: flex; flex-wrap: wrap; gap: 10px; align-items: baseline; }
@@ -67,10 +67,14 @@ thead th { border-bottom: 2px solid #d0d7de; font-size: 13px; color: #59636e; }
 td.num, th.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 tr.total td, tr.total th { font-weight: 600; border-top: 2px solid #d0d7de; }
 table.scores, table.breakdown { width: 100%; }
+table.scores { font-size: 14px; }
+table.scores th, table.scores td { padding: 5px 6px; }
+.wide { overflow-x: auto; }
 table.scores td.why { color: #59636e; font-size: 14px; }
 table.scores td.deductions { white-space: normal; }
 table.breakdown th { font-weight: 600; white-space: nowrap; width: 1%; }
 table.breakdown td.num { width: 1%; }
+table.breakdown td { overflow-wrap: anywhere; }
 table.breakdown ul { margin: 4px 0 0; padding-left: 20px; }
 table.steps { margin: 2px 0 6px; font-size: 14px; }
 table.steps th, table.steps td { padding: 3px 8px 3px 0; border-bottom: 1px solid #eaeef2; }
@@ -174,14 +178,14 @@ def _score_table(report: Report) -> str:
                     f'<td class="why">{_esc(_short(lab_note(lab)))}</td></tr>')
     tail = "".join(f'<p class="note">{_esc(line)}</p>\n'
                    for line in pending_lines(report.labs, " and are not in the total yet."))
-    return ('<section id="scores">\n<h2>Scores</h2>\n<table class="scores">\n<thead><tr><th>lab</th><th>status</th>'
+    return ('<section id="scores">\n<h2>Scores</h2>\n<div class="wide"><table class="scores">\n<thead><tr><th>lab</th><th>status</th>'
             '<th class="num">correctness</th><th class="num">performance</th>'
             + ('<th class="num">variants</th>' if stepped else "")
             + ('<th class="num">answers</th>' if asked else "") + '<th class="num">deductions</th>'
             '<th class="num">total</th><th>note</th></tr></thead>\n<tbody>\n' + "\n".join(rows)
             + '\n<tr class="total"><th>total</th><td></td><td></td><td></td><td></td>' + ("<td></td>" if asked else "")
             + ("<td></td>" if stepped else "")
-            + f'<td class="num">{_points(report.total, report.max)}</td><td></td></tr>\n</tbody>\n</table>\n'
+            + f'<td class="num">{_points(report.total, report.max)}</td><td></td></tr>\n</tbody>\n</table></div>\n'
             + tail + '</section>')
 
 

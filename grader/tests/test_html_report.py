@@ -582,3 +582,32 @@ class GraderWritesHtmlTest(CliTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# The page in a real browser at a 1,280 px window: a class's ten labs with every column
+# (variants, answers, deductions) and long notes must fit without a horizontal scroll.
+# Needs a headless Chromium (Debian: `apt-get install chromium`); skipped without one.
+class BrowserWidthTest(unittest.TestCase):
+    def test_ten_labs_fit_1280_pixels(self):
+        import shutil
+        import subprocess
+        browser = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+        if browser is None:
+            self.skipTest("no headless Chromium on this machine (apt-get install chromium)")
+        with tempfile.TemporaryDirectory() as tmp:
+            page = Path(tmp) / "report.html"
+            page.write_text(formats.html(load("ten-labs")))
+            # The page in a frame exactly 1,280 px wide; the frame's document width goes to the title.
+            (Path(tmp) / "measure.html").write_text(
+                '<!doctype html><html><body style="margin:0"><iframe id="f" src="report.html" '
+                'style="width:1280px;height:900px;border:0"></iframe><script>'
+                "document.getElementById('f').onload = function () {"
+                " document.title = 'width=' + this.contentDocument.documentElement.scrollWidth; };"
+                "</script></body></html>")
+            done = subprocess.run([browser, "--headless=new", "--no-sandbox", "--disable-gpu",
+                                   "--allow-file-access-from-files", "--window-size=1280,900",
+                                   "--virtual-time-budget=5000", "--dump-dom", (Path(tmp) / "measure.html").as_uri()],
+                                  capture_output=True, text=True, timeout=120)
+        found = re.search(r"<title>width=(\d+)</title>", done.stdout)
+        self.assertIsNotNone(found, done.stdout[-500:] + done.stderr[-500:])
+        self.assertLessEqual(int(found.group(1)), 1280)

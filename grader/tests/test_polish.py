@@ -115,3 +115,30 @@ class BoundaryDistrustTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# Offline without an installed GoogleTest: configure stops within seconds with the kit's
+# hint (the package, or an unpacked source), not CMake's raw download error after minutes.
+class OfflineGoogleTestTest(unittest.TestCase):
+    def test_configure_says_what_to_do(self):
+        import shutil
+        import time
+        kit = Path(__file__).resolve().parents[2]
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        if shutil.which("cmake") is None or not Path(nvcc).exists():
+            self.skipTest("needs cmake and nvcc")
+        with tempfile.TemporaryDirectory() as tmp:
+            start = time.monotonic()
+            done = subprocess.run(
+                ["cmake", "-S", str(kit), "-B", str(Path(tmp) / "build"), "-DLABKIT_LABS=vectorAdd",
+                 f"-DCMAKE_CUDA_COMPILER={nvcc}", "-DCMAKE_CUDA_ARCHITECTURES=75",
+                 "-DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON",  # as on a machine without libgtest-dev
+                 f"-DLABKIT_GOOGLETEST_URL={(Path(tmp) / 'offline' / 'googletest.tar.gz').as_uri()}"],
+                capture_output=True, text=True, timeout=300)
+            seconds = time.monotonic() - start
+        self.assertNotEqual(done.returncode, 0)
+        text = " ".join((done.stdout + done.stderr).split())
+        self.assertIn("GoogleTest is not installed and could not be downloaded", text)
+        self.assertIn("libgtest-dev", text)
+        self.assertIn("-DFETCHCONTENT_SOURCE_DIR_GOOGLETEST=", text)
+        self.assertLess(seconds, 60, "configure must stop at once, not after the download's retries")

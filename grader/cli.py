@@ -35,6 +35,7 @@ COMMAND_HELP = {
     "package": "package the compiled reference libraries without their source (instructors)",
     "batch": "grade a roster of submissions into a gradebook, or a Slurm job array (instructors)",
     "report": "turn a JSON report into Markdown, HTML, JUnit, Classroom or Gradescope results",
+    "similarity": "rank pairs of a class's submissions by code similarity, no GPU needed (instructors)",
 }
 EXIT_HELP = ("exit status: 0 every graded lab passed, 1 some lab failed, 2 usage or config error, "
              "3 no usable GPU, or one the build has no code for (said before anything is built; "
@@ -47,6 +48,7 @@ SUBCOMMANDS = {
     "report": "grader.formats",   # turn a JSON report into Markdown, JUnit, Classroom, Gradescope
     "check": "grader.check",
     "profile": "grader.profile",
+    "similarity": "grader.instructor.similarity",  # rank pairs of submissions by code similarity
 }
 
 
@@ -60,7 +62,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    commands = "\n".join(f"  {name:<9} {text}" for name, text in COMMAND_HELP.items())
+    commands = "\n".join(f"  {name:<10} {text}" for name, text in COMMAND_HELP.items())
     parser = _Parser(
         prog="python3 -m grader",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -265,6 +265,14 @@ def distinct(names: list[str], steps: dict[str, Any] | None) -> dict[str, dict[s
                                 "register the step with the macro, so that the grader can tell its kernels apart")
             verdict["reuse_of"] = []
             continue
+        functions = [str(r.get("function")) for r in mine]
+        twice = sorted({f for f in functions if functions.count(f) > 1})
+        if twice:  # the macro leaves one record per registration: a second is not the kit's
+            shown = ", ".join(str(r.get("symbol")) for r in mine if str(r.get("function")) == twice[0])
+            verdict["reuse"] = (f'two records of step "{name}" of {twice[0]} in the compiled file (functions {shown}): '
+                                "register each step once, with LAB_REGISTER_VARIANT")
+            verdict["reuse_of"] = []
+            continue
         for record in sorted(mine, key=lambda r: str(r.get("function"))):
             earlier = sorted((r for r in rows if r.get("function") == record.get("function")
                               and order.get(r.get("name"), len(names)) < order[name]),

@@ -178,6 +178,19 @@ class DistinctTest(unittest.TestCase):
         self.assertEqual(rows["grid_stride"]["points"], 0.0)
         self.assertIn("launches no kernel of your file", rows["grid_stride"]["why"])
 
+    # A second record of the same step (one the file wrote itself, pointing at another
+    # function): the macro leaves one per registration, so the step earns nothing.
+    def test_two_records_of_one_step_earn_nothing(self):
+        analysis = json.loads(json.dumps(self.analysis))
+        grid = next(row for row in analysis["variants"] if row["name"] == "grid_stride")
+        forged = dict(json.loads(json.dumps(grid)), symbol="forged_host")
+        analysis["variants"].append(forged)
+        rows = self.grade("one_per_thread", "grid_stride", analysis=analysis)
+        self.assertEqual((rows["one_per_thread"]["points"], rows["grid_stride"]["points"]), (1.0, 0.0))
+        self.assertEqual(rows["grid_stride"]["status"], variants.REUSED)
+        self.assertIn('two records of step "grid_stride" of vector_add', rows["grid_stride"]["why"])
+        self.assertIn("forged_host", rows["grid_stride"]["why"])
+
     def test_reuse_on_any_architecture_is_a_reuse(self):
         analysis = json.loads(json.dumps(self.analysis))
         for row in analysis["variants"]:  # distinct on sm_90, the same code on sm_80

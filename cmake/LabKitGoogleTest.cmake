@@ -8,9 +8,8 @@ set(BUILD_GMOCK OFF CACHE BOOL "" FORCE)
 set(LABKIT_GOOGLETEST_URL https://github.com/google/googletest/archive/refs/tags/v1.14.0.tar.gz
     CACHE STRING "Where the pinned GoogleTest release is downloaded from when none is installed")
 set(LABKIT_GOOGLETEST_SHA256 8ad598c73ad796e0d8280b082cebd82a630d73e73cd3c70057938a6501bba5d7)
-set(LABKIT_GOOGLETEST_HINT "install it (Debian: libgtest-dev) or pass "
-    "-DFETCHCONTENT_SOURCE_DIR_GOOGLETEST=<an unpacked googletest-1.14.0 source>")
-string(CONCAT LABKIT_GOOGLETEST_HINT ${LABKIT_GOOGLETEST_HINT})
+string(CONCAT LABKIT_GOOGLETEST_HINT "install it (Debian: libgtest-dev) or pass "
+       "-DFETCHCONTENT_SOURCE_DIR_GOOGLETEST=<an unpacked googletest-1.14.0 source>")
 
 find_package(GTest QUIET)
 set(labkit_googletest_source ${LABKIT_GOOGLETEST_URL})

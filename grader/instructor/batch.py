@@ -47,7 +47,6 @@ import itertools
 import json
 import os
 import queue
-import re
 import shlex
 import shutil
 import signal
@@ -59,7 +58,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from grader import commandline, gpu, manifest, proc
+from grader import build, commandline, gpu, manifest, proc
 from grader import layout as kit_layout
 from grader.instructor.gpu_use import GpuUse, compile_line, gpu_lines
 from grader.instructor.gradebook import (MISSING, Entry, Layout, RosterError, complete_report, progress_line,
@@ -566,19 +565,10 @@ def run_batch(entries: list[Entry], layout: Layout, args: argparse.Namespace, la
     return BatchRun(entries, layout, args, labs, pristine).run()
 
 
-def labs_built(log: str) -> int:
-    """How many labs a student's compile built, from the build phase's log (the grader's
-    --build-only prints `<lab>: built` or `<lab>: not built: …` per lab): the work its grading
-    will take, roughly."""
-    return sum(1 for line in log.splitlines() if re.fullmatch(r"[\w.-]+: built", line.strip()))
-
-
-def read_text(path: Path) -> str:
-    """A log's text, "" when it cannot be read."""
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
+def labs_built(student_dir: Path, labs: list[str]) -> int:
+    """How many of `labs` a student's compile built (the records the build phase leaves in
+    its --student-dir, which --prebuilt grades from): the work its grading will take, roughly."""
+    return sum(1 for lab in labs if (record := build.StudentBuild.load(student_dir / lab)) is not None and record.ok)
 
 
 class BatchRun:
@@ -669,7 +659,8 @@ class BatchRun:
                 self.compiles.append((compiled.get("seconds", 0.0), compiled["started"] - asked))
         finally:
             # Always one per student: each job waits for the one it claimed.
-            built = labs_built(read_text(self.layout.log(entry.student))) if "started" in compiled else 0
+            built = (labs_built(self.layout.work(entry.student), self.labs or _kit_labs(self.pristine))
+                     if "started" in compiled else 0)
             self.ready.put((-built, next(self.arrivals), entry, compiled, held))
 
     def _job(self, one: str | None) -> None:

@@ -23,7 +23,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import gpu
+from grader import build, gpu
 from grader.stages import building
 from grader.instructor import batch
 from grader.tests.helpers import FIXTURES, write_script
@@ -48,9 +48,13 @@ FAKE_GRADER = """
             print("compiling the student files of 2 lab(s)...", flush=True)
             own = os.path.join(opt("--submission"), "compile_s.txt")  # this submission's own compile time
             time.sleep(float(open(own).read()) if os.path.exists(own) else seconds("FAKE_COMPILE_S"))
-            built = os.path.join(opt("--submission"), "built.txt")  # what --build-only prints per lab
-            if os.path.exists(built):
-                print(open(built).read(), flush=True)
+            built = os.path.join(opt("--submission"), "built.txt")  # "<lab>: built" or "<lab>: not built: why"
+            if os.path.exists(built):  # the build record of each lab, as --build-only leaves it
+                for line in open(built).read().splitlines():
+                    lab, _, outcome = line.partition(": ")
+                    os.makedirs(os.path.join(opt("--student-dir"), lab), exist_ok=True)
+                    with open(os.path.join(opt("--student-dir"), lab, os.environ["FAKE_BUILD_RECORD"]), "w") as f:
+                        f.write(json.dumps({"ok": outcome == "built"}))
             span(who=who, kit=[t0, t1], compile=[t1, time.monotonic()])
             open(os.environ["FAKE_CALLS"] + ".built", "a").write(who + "\\n")
         sys.exit(0)
@@ -117,7 +121,8 @@ class BatchTestCase(unittest.TestCase):
         self.calls = self.tmp / "calls"
         fake = write_script(self.tmp / "fake_grader.py", FAKE_GRADER)
         patcher = mock.patch.dict(os.environ, {batch.GRADER_ENV: f"{sys.executable} {fake}",
-                                               "FAKE_CALLS": str(self.calls)})
+                                               "FAKE_CALLS": str(self.calls),
+                                               "FAKE_BUILD_RECORD": build.StudentBuild.RECORD})
         patcher.start()
         self.addCleanup(patcher.stop)
         os.environ.pop("CUDA_VISIBLE_DEVICES", None)
@@ -540,8 +545,11 @@ class ScaleTest(BatchTestCase):
         # Both others were compiled, waiting, when the first grading ended: the choice was the order's.
         self.assertLess(max(compiled["none_built"], compiled["both_built"]), grades[1][0], (compiled, grades))
         self.assertEqual([who for _, who in grades], ["first", "both_built", "none_built"])
-        self.assertEqual(batch.labs_built("vectorAdd: built\nreduction: not built: x\nscan: built\n"), 2)
-        self.assertEqual(batch.labs_built("compiling the student files of 2 lab(s)...\n"), 0)
+        with tempfile.TemporaryDirectory() as tmp:
+            for lab, ok in (("vectorAdd", True), ("reduction", False), ("scan", True)):
+                build.StudentBuild(ok=ok).save(Path(tmp) / lab)
+            self.assertEqual(batch.labs_built(Path(tmp), ["vectorAdd", "reduction", "scan", "sort"]), 2)
+            self.assertEqual(batch.labs_built(Path(tmp) / "nothing", ["vectorAdd"]), 0)
 
     # Busy time is the union of the graders' spans on a GPU (two jobs sharing one count once);
     # the rest is idle: waiting for a compile where a job of that GPU waited for its next

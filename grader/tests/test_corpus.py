@@ -31,7 +31,7 @@ import unittest
 from pathlib import Path
 from typing import Any
 
-from grader import cli
+from grader import answers, cli
 
 KIT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -181,7 +181,7 @@ class CorpusTest(unittest.TestCase):
             self.assertIn(question, questions, f"no answer {question} in the report: {where}")
             got = questions[question]
             self.assertEqual(got["status"], status, f"answer {question}: {got}: {where}")
-            if status in ("at_deadline", "unchecked"):  # not marked: its points wait for the instructor
+            if status in (answers.AT_DEADLINE, answers.UNCHECKED):  # not marked: its points wait for the instructor
                 self.assertEqual(got["points"], 0.0, f"answer {question} earned points: {got}: {where}")
         tools = expect.get("sanitizer")
         if tools is not None and self.mode == "gpu":

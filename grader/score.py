@@ -165,8 +165,8 @@ def _distrust(workload: str, student: dict[str, Any] | None, max_pct_peak: float
     if suspect > max(3, SUSPECT_FRACTION * samples):
         return "boundary", (f"in {suspect} of {samples} samples of {workload!r} the judge's own clock contradicts "
                             "the clock stamps around your call (they claim less time than the GPU was busy: forged "
-                            "stamps, or work left running on a stream the default stream does not wait for): "
-                            "flagged and not scored")
+                            "stamps, or work left running on a stream the default stream does not wait for)"
+                            f"{_misses(student)}: flagged and not scored")
     if (student.get("host_suspect") or 0) > 0:
         return "host_suspect", (f"host time far above GPU time in {student['host_suspect']} samples of "
                                 f"{workload!r}: launch all work on the default stream and return only "
@@ -177,6 +177,21 @@ def _distrust(workload: str, student: dict[str, Any] | None, max_pct_peak: float
                             "than the hardware allows: flagged and not scored (is work skipped, or a result "
                             "reused from an earlier call?)")
     return "", ""
+
+
+def _misses(student: dict[str, Any]) -> str:
+    """How far the judge's clock ran past the stamps in the contradicted calls the bench
+    described (boundary_misses), against the bound they were held to; "" without them."""
+    misses = student.get("boundary_misses")
+    if not isinstance(misses, dict):
+        return ""
+    gaps = [g for g in misses.get("gaps_ms") or [] if isinstance(g, (int, float)) and not isinstance(g, bool)]
+    bound = misses.get("bound_ms")
+    if not gaps or not isinstance(bound, (int, float)) or isinstance(bound, bool):
+        return ""
+    gaps.sort()
+    return (f"; in those calls the GPU was busy {1000 * gaps[len(gaps) // 2]:.0f} us (median) beyond the stamps, "
+            f"where {1000 * bound:.0f} us is allowed")
 
 
 def _result(workload: dict[str, Any], role: str) -> dict[str, Any] | None:

@@ -38,6 +38,7 @@ struct Sample {
   double stamped_ms = -1;    ///< the worker's stamps, -1 when there are none
   double judged_ms = 0;      ///< the judge's clock less the boundary's usual cost (forwarded calls)
   bool contradicted = false; ///< the judge's clock contradicts the stamps
+  double bound_ms = 0;       ///< the bound the stamps were held to (forwarded calls)
 };
 
 /// Runs one call of `r` (prepare, flush when `timed`, time, check). `pick`, when given

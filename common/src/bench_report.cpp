@@ -53,6 +53,21 @@ const CandidateResult* WorkloadResult::find(Role role) const {
   return nullptr;
 }
 
+namespace {
+
+// The contradicted calls of a judge program's candidate: null when there were none, else
+// {"bound_ms": the bound, "gaps_ms": [the judge's clock less the stamps, per call]}.
+std::string misses_json(const CandidateResult& r) {
+  if (r.boundary_miss_gaps.empty()) return "null";
+  std::string out = "{\"bound_ms\": " + json_number(r.boundary_bound_ms) + ", \"gaps_ms\": [";
+  for (std::size_t i = 0; i < r.boundary_miss_gaps.size(); ++i) {
+    out += (i ? ", " : "") + json_number(r.boundary_miss_gaps[i]);
+  }
+  return out + "]}";
+}
+
+}  // namespace
+
 double WorkloadResult::throughput(const CandidateResult& r) const {
   const double work = r.c.amount > 0 ? r.c.amount : amount;
   return r.s.median > 0 ? work / (r.s.median * 1e-3) / 1e9 : 0.0;
@@ -152,6 +167,7 @@ std::string workload_json(const WorkloadResult& w) {
        << ", \"host_suspect\": " << r.host_suspect << ", \"boundary_suspect\": " << r.boundary_suspect
        << ", \"boundary_retaken\": " << r.boundary_retaken
        << ", \"boundary_excess_ms\": " << json_optional(r.boundary_excess_ms, !r.boundary_excess.empty())
+       << ", \"boundary_misses\": " << misses_json(r)
        << ", \"remote\": " << (r.remote ? "true" : "false")
        << ", \"inputs_changed\": " << (is_student && !w.inputs_problem.empty() ? "true" : "false") << "}";
     first = false;

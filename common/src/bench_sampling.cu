@@ -28,6 +28,15 @@ double seconds_since(Clock::time_point t0) {
 
 // How many times a sample whose stamps the judge's clock contradicts is made again.
 constexpr int kRetakes = 3;
+// How many contradicted calls of a candidate the report describes.
+constexpr std::size_t kMissesKept = 16;
+
+// Keeps what a contradicted call's clocks said, for the report.
+void note_miss(CandidateResult& r, const Sample& s) {
+  if (!s.contradicted || s.stamped_ms < 0 || r.boundary_miss_gaps.size() >= kMissesKept) return;
+  r.boundary_miss_gaps.push_back(s.fenced_ms - s.stamped_ms);
+  r.boundary_bound_ms = s.bound_ms;
+}
 
 // Reads the flush buffer (twice the L2 size) through L2; `sink` is written only if the
 // bytes XOR to a value they never do, which keeps the loads from being optimised away.
@@ -159,6 +168,7 @@ void use_stamps(Remote& remote, const RemoteSample& forwarded, double fenced_ms,
   // The boundary's cost, plus 2% of the call: a long call's wait for the GPU costs a
   // little more to notice (forged stamps can gain at most that much).
   const double bound = forwarded.bound_ms + 0.02 * std::max(0.0, stamps.ms);
+  s.bound_ms = bound;
   if (stamps.valid && fenced_ms - stamps.ms <= bound) {
     s.ms = std::max(1e-6, stamps.ms);
   } else {
@@ -251,13 +261,17 @@ bool take_sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned ch
   // waits a little longer first (2, 4, 8 ms), so that one burst of disturbance does
   // not spoil them all.
   for (int retake = 0; s.contradicted && retake < kRetakes; ++retake) {
+    note_miss(r, s);
     ++r.boundary_retaken;
     std::this_thread::sleep_for(std::chrono::milliseconds(2 << retake));
     s = sample(r, w, flush, remote, true, &pick);
     if (!s.ok) break;
   }
   if (r.failed) return false;
-  if (s.contradicted) ++r.boundary_suspect;
+  if (s.contradicted) {
+    note_miss(r, s);
+    ++r.boundary_suspect;
+  }
   if (r.remote && s.stamped_ms >= 0) r.boundary_excess.push_back(s.judged_ms - s.stamped_ms);
   r.ms.push_back(s.ms);
   r.spent_s += s.ms / 1e3;

@@ -111,6 +111,15 @@ class BoundaryDistrustTest(unittest.TestCase):
         performance = score.score_performance(data, settings, correctness_full=True)
         self.assertEqual((performance.points, performance.flags), (0.0, ["boundary"]))
         self.assertIn("judge's own clock contradicts", performance.reason)
+        self.assertNotIn("beyond the stamps", performance.reason)  # the bench described no call
+        # The bench's description of the contradicted calls goes into the reason.
+        student["boundary_misses"] = {"bound_ms": 0.35, "gaps_ms": [0.5, 0.41, 0.9]}
+        performance = score.score_performance(data, settings, correctness_full=True)
+        self.assertIn("busy 500 us (median) beyond the stamps, where 350 us is allowed", performance.reason)
+        student["boundary_misses"] = {"bound_ms": "x", "gaps_ms": [True, "y"]}  # malformed: nothing said
+        performance = score.score_performance(data, settings, correctness_full=True)
+        self.assertEqual(performance.flags, ["boundary"])
+        self.assertNotIn("beyond the stamps", performance.reason)
 
 
 if __name__ == "__main__":

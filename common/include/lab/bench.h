@@ -165,6 +165,10 @@ struct CandidateResult {
   /// stamps say. For the report (boundary_excess_ms, their median): a diagnostic, not a rule.
   std::vector<double> boundary_excess{};
   double boundary_excess_ms = 0;
+  /// judge: the first contradicted calls (retakes too), each as the judge's clock less the
+  /// stamps, and the bound they passed: a diagnostic for the report (boundary_misses).
+  std::vector<double> boundary_miss_gaps{};
+  double boundary_bound_ms = 0;
   std::string first_failure{};    ///< first check or runtime failure
   bool failed = false;            ///< stopped after an exception
   bool remote = false;            ///< ran in a worker process (judge programs)

@@ -60,6 +60,7 @@ from typing import Any
 
 from grader import build, commandline, gpu, manifest, proc
 from grader import layout as kit_layout
+from grader.instructor import slurm
 from grader.instructor.gpu_use import GpuUse, compile_line, gpu_lines
 from grader.instructor.gradebook import (MISSING, Entry, Layout, RosterError, complete_report, progress_line,
                                          read_json, read_report, read_roster, write_gradebook, _graded)
@@ -259,40 +260,6 @@ def _save_status(layout: Layout, status: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-# --- Slurm ------------------------------------------------------------------------------------
-
-def slurm_script(roster: Path, out: Path, count: int, pristine: Path, labs: list[str], timeout: float,
-                 sbatch: list[str], grader_args: list[str] = ()) -> str:
-    """A job array with one task per roster row; each task grades its row with --task."""
-    minutes = int(timeout // 60) + 15  # the grader's own timeout, and time to build and clean up
-    task = [*grader_command(), "batch", str(roster), "--out", str(out), "--pristine", str(pristine),
-            "--timeout", f"{timeout:g}", *(f"--grader-arg={arg}" for arg in grader_args),
-            "--task", "${SLURM_ARRAY_TASK_ID}", *(["--labs", *labs] if labs else [])]
-    command = " ".join('"$SLURM_ARRAY_TASK_ID"' if arg == "${SLURM_ARRAY_TASK_ID}" else shlex.quote(arg) for arg in task)
-    collect = [*grader_command(), "batch", str(roster), "--out", str(out), "--collect",
-               *(["--labs", *labs] if labs else [])]
-    lines = [
-        "#!/bin/bash",
-        f"# Grades the {count} students of {roster}, one Slurm array task (and one GPU) each,",
-        "# with a hidden seed per student. Submit with `sbatch` from any folder; once every",
-        "# task has ended, assemble the gradebook:",
-        f"#   {shlex.join(collect)}",
-        "# Tasks that failed can simply be submitted again (--array=<index>).",
-        "#SBATCH --job-name=labkit-grade",
-        f"#SBATCH --array=0-{count - 1}",
-        "#SBATCH --gres=gpu:1",
-        "#SBATCH --cpus-per-task=8",
-        f"#SBATCH --time={minutes // 60:02d}:{minutes % 60:02d}:00",
-        f"#SBATCH --output={out}/logs/slurm-%A_%a.out",
-        *[f"#SBATCH {option}" for option in sbatch],
-        "set -euo pipefail",
-        "command -v nvcc >/dev/null 2>&1 || export PATH=/usr/local/cuda/bin:$PATH",
-        f"cd {shlex.quote(str(KIT_ROOT))}",
-        command,
-    ]
-    return "\n".join(lines) + "\n"
-
-
 # --- command line -------------------------------------------------------------------------------
 
 
@@ -367,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     layout = Layout(out)
     if args.slurm:
-        return _write_slurm(args, entries, out, pristine, labs)
+        return slurm.write_slurm(args, len(entries), out, pristine, labs, grader=grader_command(), kit_root=KIT_ROOT)
     if args.collect:
         rows = write_gradebook(entries, layout, labs, course)
         return _summary(rows, layout)
@@ -410,21 +377,6 @@ def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str], list[
         print(f"grader batch: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return args, args.labs or [], entries
-
-
-def _write_slurm(args: argparse.Namespace, entries: list[Entry], out: Path, pristine: Path, labs: list[str]) -> int:
-    """--slurm: writes the job array instead of grading."""
-    text = slurm_script(args.roster.resolve(), out, len(entries), pristine, labs, args.timeout, args.sbatch,
-                        args.grader_arg + (["--allow-no-gpu"] if args.allow_no_gpu else []))
-    args.slurm.parent.mkdir(parents=True, exist_ok=True)
-    args.slurm.write_text(text)
-    args.slurm.chmod(0o755)
-    (out / "logs").mkdir(parents=True, exist_ok=True)  # Slurm does not create the folder of --output
-    print(f"wrote {args.slurm}: a job array of {len(entries)} tasks, one GPU each")
-    print(f"submit:  sbatch {args.slurm}")
-    print(f"then:    python3 -m grader batch {args.roster} --out {args.out} --collect"
-          + (f" --labs {' '.join(labs)}" if labs else ""))
-    return EXIT_OK
 
 
 def _preflight(args: argparse.Namespace, pristine: Path, layout: Layout, labs: list[str]) -> int | None:

@@ -75,15 +75,6 @@ class FairnessTest(unittest.TestCase):
         self.assertIn("the benches' own spread): 0.50%", out)
         self.assertEqual((self.build / "bin" / "vectorAdd_judge_bench.count").read_text(), "3")
 
-    def test_control_with_one_run_runs_the_direct_bench_twice(self):
-        self.fake("vectorAdd_solution_bench", [1.0, 1.01])
-        self.fake("vectorAdd_judge_bench", [1.0])
-        code, out = self.main("--control")
-        self.assertEqual(code, 0, out)
-        self.assertEqual((self.build / "bin" / "vectorAdd_solution_bench.count").read_text(), "2")
-        student = next(line for line in out.splitlines() if " student " in line)
-        self.assertTrue(student.endswith("+1.00%"), student)  # the control: the second direct run against the first
-
     def test_a_failed_bench_fails(self):
         self.fake("vectorAdd_solution_bench", [1.0])
         (self.build / "bin" / "vectorAdd_judge_bench").write_text("#!/bin/sh\nexit 3\n")
@@ -91,6 +82,72 @@ class FairnessTest(unittest.TestCase):
         code, out = self.main()
         self.assertEqual(code, 1)
         self.assertIn("a bench failed", out)
+
+
+class FakeBenchTest(unittest.TestCase):
+    """Graded and ungraded workloads, absolute times and the control column, with fake benches."""
+
+    def fake_bench(self, folder: Path, name: str, short_speed: float, big_ms: float = 5.0) -> None:
+        # A bench that writes one graded workload (same speed both ways, the reference's
+        # time per call as the caller picks) and one short, ungraded workload whose speed
+        # the caller picks.
+        data = {"workloads": [
+            {"name": "big", "graded": True, "results": [
+                {"role": "reference", "name": "reference", "median_ms": big_ms},
+                {"role": "variant", "name": "v", "speed_vs_reference": 2.0, "median_ms": big_ms / 2}]},
+            {"name": "small", "graded": False, "results": [
+                {"role": "reference", "name": "reference", "median_ms": 0.02},
+                {"role": "variant", "name": "v", "speed_vs_reference": short_speed}]}],
+            "judge": {"boundary": {"student": {"median_ms": 0.3}, "reference": {"median_ms": 0.3}}}}
+        script = folder / "bin" / name
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text("#!/usr/bin/env python3\nimport json, sys\n"
+                          f"open(sys.argv[sys.argv.index('--json') + 1], 'w').write({json.dumps(json.dumps(data))})\n")
+        script.chmod(0o755)
+
+    def test_graded_workloads_decide_unless_all_are_asked_for(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            build = Path(tmp)
+            self.fake_bench(build, "sort_solution_bench", 1.0)
+            self.fake_bench(build, "sort_judge_bench", 1.2, big_ms=5.004)  # the short call differs by 20%
+            out = io.StringIO()
+            with redirect_stdout(out):
+                graded_only = fairness.main(["--build-dir", tmp, "sort"])
+                every = fairness.main(["--build-dir", tmp, "--all-workloads", "sort"])
+        self.assertEqual((graded_only, every), (0, 1))
+        text = out.getvalue()
+        self.assertIn("largest difference on the graded workloads: 0.00%, on all workloads: 20.00%", text)
+        self.assertRegex(text, r"small\s+0\.020 v .*\+20\.00% .*  <-- beyond tolerance")
+        self.assertRegex(text, r"big\s+yes\s+5\.000 v ")
+        # The absolute times of both paths, the reference's too: 4 us apart per call.
+        self.assertRegex(text, r"big\s+yes\s+5\.000 v\s+2\.000\s+2\.000\s+\+0\.00%\s+2\.5000\s+2\.5020\s+\+2\.00")
+        self.assertRegex(text, r"big\s+yes\s+5\.000 \(the reference\)\s+1\.000\s+1\.000\s+\+0\.00%\s+5\.0000\s+5\.0040\s+\+4\.00")
+
+    def test_control_runs_the_direct_bench_twice(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            build = Path(tmp)
+            self.fake_bench(build, "sort_judge_bench", 1.0)
+            # A direct bench whose short workload is 5% faster on its second run.
+            script = build / "bin" / "sort_solution_bench"
+            script.write_text(
+                "#!/usr/bin/env python3\nimport json, os, sys\n"
+                f"count = os.path.join({json.dumps(tmp)}, 'runs')\n"
+                "runs = int(open(count).read()) if os.path.exists(count) else 0\n"
+                "open(count, 'w').write(str(runs + 1))\n"
+                "speed = 1.05 if runs else 1.0\n"
+                "data = {'workloads': [{'name': 'small', 'graded': True, 'results': ["
+                "{'role': 'reference', 'name': 'reference', 'median_ms': 0.02},"
+                "{'role': 'variant', 'name': 'v', 'speed_vs_reference': speed}]}]}\n"
+                "open(sys.argv[sys.argv.index('--json') + 1], 'w').write(json.dumps(data))\n")
+            script.chmod(0o755)
+            out = io.StringIO()
+            with redirect_stdout(out):
+                fairness.main(["--build-dir", tmp, "--control", "sort"])
+            self.assertEqual((build / "runs").read_text(), "2")
+        text = out.getvalue()
+        self.assertIn("direct 2", text.splitlines()[0])
+        self.assertRegex(text, r"small\s+yes\s+0\.020 v .*\+5\.00%")
+        self.assertIn("largest difference of a direct run from the first (the benches' own spread): 5.00%", text)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ from statistics import median
 from grader.formats.html_page import _esc as esc
 
 BINS = 10  # of a score histogram: tenths of the lab's points
-HIST_W, HIST_H = 330, 150
-HIST_LEFT, HIST_RIGHT, HIST_TOP, HIST_BOTTOM = 30, 10, 20, 34
+HIST_W, HIST_H = 330, 160
+HIST_LEFT, HIST_RIGHT, HIST_TOP, HIST_BOTTOM = 30, 22, 30, 34
 
 SPEED_W = 1060  # the speed chart: lab name | dots on a log axis | n and median
 SPEED_LABEL = 150
@@ -88,9 +88,9 @@ def histogram(shares: list[float], top: float, title: str) -> str:
                f'points (out of {fmt(top)}); bars: students</text>')
     if shares:
         x = HIST_LEFT + min(max(median(shares), 0.0), 1.0) * plot_w
-        out.append(f'<line class="median" x1="{x:.1f}" y1="{HIST_TOP - 6}" x2="{x:.1f}" y2="{base}"/>')
+        out.append(f'<line class="median" x1="{x:.1f}" y1="{HIST_TOP - 16}" x2="{x:.1f}" y2="{base}"/>')
         anchor = "end" if x > HIST_LEFT + plot_w * 0.8 else "start"
-        out.append(f'<text class="sub" x="{x + (-3 if anchor == "end" else 3):.1f}" y="{HIST_TOP - 8}" '
+        out.append(f'<text class="sub" x="{x + (-3 if anchor == "end" else 3):.1f}" y="{HIST_TOP - 18}" '
                    f'text-anchor="{anchor}">median</text>')
     out.append("</svg>")
     return "".join(out)

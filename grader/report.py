@@ -277,6 +277,9 @@ class Lab:
     deduction: float = 0.0  # in all: rules and compute-sanitizer
     rule_deduction: float = 0.0
     rules: list[str] = field(default_factory=list)  # the messages of the rule findings
+    # The kind of each finding of `rules` (same order): the built-in rule's name (`include`, `symbol`...),
+    # or, for a pattern of the course's config, `forbidden pattern` / `required pattern`.
+    rule_kinds: list[str] = field(default_factory=list)
     sanitizer_deduction: float = 0.0
     sanitizer: list[SanitizerFinding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # as the grader wrote them
@@ -449,6 +452,7 @@ def _read_lab(raw: dict[str, Any], notes: list[str]) -> Lab:
         lab.sanitizer.append(SanitizerFinding(
             _str(finding.get("message")) or _str(finding.get("kind")) or "compute-sanitizer error",
             _str(finding.get("file")) or None, line if isinstance(line, int) else None))
+    lab.rule_kinds = [_rule_kind(r) for r in _list(raw.get("rules"))]
     lab.rule_deduction = _num(raw.get("rule_deduction"), round(lab.deduction - lab.sanitizer_deduction, 2))
     lab.notes = [_str(note) for note in _list(raw.get("notes")) if note]
     _read_answers(lab, _dict(raw.get("answers")))
@@ -459,6 +463,13 @@ def _read_lab(raw: dict[str, Any], notes: list[str]) -> Lab:
                                              - lab.deduction, 2))
     lab.max = _num(raw.get("max"), lab.correctness_max + lab.performance_max + lab.answers_max + lab.variants_max)
     return lab
+
+
+def _rule_kind(raw: Any) -> str:
+    """The kind of one rule finding of a report: its built-in rule, else its pattern's kind."""
+    if not isinstance(raw, dict):
+        return "rule"
+    return _str(raw.get("rule")) or (f"{_str(raw.get('kind'))} pattern" if raw.get("kind") else "rule")
 
 
 def _read_variants(lab: Lab, raw: dict[str, Any]) -> None:

@@ -28,6 +28,7 @@ alone on its GPU. The compiles check the shared kit build before compiling (a Ni
 run): one at a time does that part, the compiles themselves run side by side.
 
     DIR/gradebook.csv           student, total, max, points per lab, status, seed
+    DIR/class.html              the class at a glance, from the same reports (dashboard.py; also with --collect)
     DIR/reports/STUDENT.json    the grader's report (python3 -m grader report turns it into Markdown ...)
     DIR/logs/STUDENT.log        the grader's output
     DIR/status/STUDENT.json     how the grader process ended (read by --resume and --collect)
@@ -60,7 +61,7 @@ from typing import Any
 
 from grader import build, commandline, gpu, manifest, proc
 from grader import layout as kit_layout
-from grader.instructor import slurm
+from grader.instructor import dashboard, slurm
 from grader.instructor.gpu_use import GpuUse, compile_line, gpu_lines
 from grader.instructor.gradebook import (MISSING, Entry, Layout, RosterError, complete_report, progress_line,
                                          read_json, read_report, read_roster, write_gradebook, _graded)
@@ -337,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         return slurm.write_slurm(args, len(entries), out, pristine, labs, grader=grader_command(), kit_root=KIT_ROOT)
     if args.collect:
         rows = write_gradebook(entries, layout, labs, course)
-        return _summary(rows, layout)
+        return _summary(rows, layout, class_page(rows, layout, labs, course))
     if args.task is not None and not 0 <= args.task < len(entries):
         print(f"grader batch: error: --task {args.task} is outside the roster's rows 0-{len(entries) - 1}",
               file=sys.stderr)
@@ -564,8 +565,9 @@ class BatchRun:
         print(f"  the kit's part took {kit_s:.0f} s", flush=True)
         self._grade_all()
         self._timing(wall0, kit_s, time.monotonic())
-        rows = write_gradebook(self.entries, self.layout, self.labs, _kit_labs(self.pristine))
-        code = _summary(rows, self.layout)
+        course = _kit_labs(self.pristine)
+        rows = write_gradebook(self.entries, self.layout, self.labs, course)
+        code = _summary(rows, self.layout, class_page(rows, self.layout, self.labs, course))
         return EXIT_INTERRUPTED if self.interrupted else code
 
     def _announce(self) -> None:
@@ -731,13 +733,23 @@ def _write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
-def _summary(rows: list[dict[str, Any]], layout: Layout) -> int:
+def class_page(rows: list[dict[str, Any]], layout: Layout, labs: list[str], course: list[str]) -> str:
+    """Writes DIR/class.html from the gradebook's rows (dashboard.py); its path, or why it was not written."""
+    try:
+        return str(dashboard.write_page(rows, layout, labs, course))
+    except Exception as exc:  # the page is a view of the gradebook: its failure must not hide the gradebook's summary
+        return f"not written ({exc})"
+
+
+def _summary(rows: list[dict[str, Any]], layout: Layout, page: str = "") -> int:
     missing = sum(1 for row in rows if str(row["status"]).startswith(MISSING))
     failed = [row for row in rows if row["max"] == "" and not str(row["status"]).startswith(MISSING)]
     incomplete = [row for row in rows if str(row["status"]).startswith("incomplete")]
     graded = len(rows) - missing - len(failed)
     print(f"gradebook: {layout.gradebook} ({graded} graded, {missing} missing submissions, "
           f"{len(failed)} without a report, {len(incomplete)} incomplete)")
+    if page:
+        print(f"class page: {page}")
     for row in failed + incomplete:
         print(f"  {row['student']}: {row['status']}")
     if failed or incomplete:

@@ -139,8 +139,10 @@ def _graded(entry: Entry, layout: Layout, labs: list[str]) -> bool:
 # --- the gradebook --------------------------------------------------------------------------
 
 def row_for(entry: Entry, layout: Layout, labs: list[str] | None) -> dict[str, Any]:
-    """One gradebook row: points from the report, or what happened instead."""
-    row: dict[str, Any] = {"student": entry.student, "total": "", "max": "", "labs": {}, "status": "", "seed": ""}
+    """One gradebook row: points from the report, or what happened instead. `report` holds the
+    report as read (None without one), for the class page (dashboard.py) to read it no second time."""
+    row: dict[str, Any] = {"student": entry.student, "total": "", "max": "", "labs": {}, "status": "", "seed": "",
+                           "report": None}
     if not entry.present:
         where = f"no folder {entry.path}" if entry.path else "no path in the roster"
         row.update(total=0, status=f"{MISSING} ({where})")
@@ -148,7 +150,7 @@ def row_for(entry: Entry, layout: Layout, labs: list[str] | None) -> dict[str, A
     graded = read_report(layout.report(entry.student))
     ended = read_json(layout.status(entry.student)) or {}
     if graded is not None:
-        row.update(total=graded.total, max=graded.max, seed="" if graded.seed is None else graded.seed)
+        row.update(total=graded.total, max=graded.max, seed="" if graded.seed is None else graded.seed, report=graded)
         failing = []
         for lab in graded.labs:
             if lab.name == "?":  # a lab the report does not name has no column

@@ -17,7 +17,7 @@ import unittest
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader import check, manifest
+from grader import check, manifest, variants
 from grader.tests import onefile
 
 KIT = Path(__file__).resolve().parents[2]
@@ -184,7 +184,8 @@ CAN_COMPILE = NVCC is not None and not check.tools_missing()
 
 
 # Every lab's one file, checked as a student's (compiled with nvcc, its object read):
-# clean, and no more than one of its headers' text.
+# clean, each lecture step registered and launching kernels of its own, the answers the
+# solution's.
 @unittest.skipUnless(CAN_COMPILE, "nvcc or binutils not found: the static checks compile the file")
 @unittest.skipUnless((KIT / "solutions").is_dir(), "no solutions/ in this copy of the kit")
 class KitLabsTest(unittest.TestCase):
@@ -206,6 +207,12 @@ class KitLabsTest(unittest.TestCase):
                     result = results[lab.name]
                     self.assertTrue(result.ok, result.message)
                     self.assertEqual([f.message for f in result.findings], [])
+                    # Every lecture step registered, each launching work of its own: all its points.
+                    names = [v.name for v in lab.required_variants if v.kind == variants.STEP]
+                    steps = variants.distinct(names, result.steps)
+                    self.assertEqual(sorted(steps), sorted(names))
+                    self.assertEqual({name: verdict.get("reuse") for name, verdict in steps.items()
+                                      if "reuse" in verdict or "unchecked" in verdict or not verdict["kernels"]}, {})
                     answers = (base / "sub" / "labs" / lab.name / "answers.md")
                     if lab.questions:
                         self.assertEqual(answers.read_text(),

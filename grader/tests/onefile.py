@@ -7,18 +7,20 @@ writes DIR/labs/<lab>/<lab>.cu and DIR/labs/<lab>/answers.md for each lab (defau
 lab), so that `python3 -m grader --submission DIR` grades the references as students'
 files. Needs the instructor's kit (solutions/).
 
-The files are generated, not kept in the repository: a reference changes (new variants,
-faster kernels) and a copy would drift from it. The solution's files are joined in a fixed
-order: solutions/<lab>/<lab>.cu first, then the other .cu/.cpp files by name; each of the
+The files are generated, not kept in the repository: the references change (new variants,
+faster kernels) and a copy would drift from them, while a generated file follows them by
+construction, and the tests check what matters (it compiles, passes the static checks,
+registers every lecture step). The solution's files are joined in a fixed order:
+solutions/<lab>/<lab>.cu first, then the other .cu/.cpp files by name; each of the
 solution's own headers (#include "x.cuh" found in solutions/<lab>/) is inlined once, where
-it is first included, and its `#pragma once` dropped; the kit's headers (the lab header,
-lab/*.h) and the system's are included once each, at the top. A solution file's own
-anonymous namespace becomes a namespace named after the file, so that two files' helpers
-of the same name (a kThreads in each) stay apart in the one file; each is opened into the
-enclosing namespace after it closes, for the file's own code below it, and names that two
-files define there are renamed in the later files (`name` -> `name_<file>`). An include
-that names a file found nowhere is an error that says which file and line. The answers
-are the solution's answers.md.
+it is first included, its `#pragma once` dropped; the kit's headers (the lab header,
+lab/*.h) and the system's are included once each, at the top. Two files may each define a
+helper of the same name in their anonymous namespaces (a kThreads in each), which one file
+cannot: such a name keeps its spelling in the first file that defines it and becomes
+`<name>_<file stem>` in the later ones, wherever it is code in that file (not in comments
+and strings, nor as a member of something else). An include that names a file found
+nowhere is an error that says which file and line. The answers are the solution's
+answers.md, word for word.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ KIT = Path(__file__).resolve().parents[2]
 SOURCE_SUFFIXES = (".cu", ".cpp")
 _INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]\s*(?://.*)?$')
 _PRAGMA_ONCE = re.compile(r"^\s*#\s*pragma\s+once\s*(?://.*)?$")
+_CONDITIONAL_OPEN = re.compile(r"^\s*#\s*if(?:n?def)?\b")
+_CONDITIONAL_CLOSE = re.compile(r"^\s*#\s*endif\b")
 
 
 class OneFileError(Exception):
@@ -48,7 +52,6 @@ class _Joined:
     system: list[str] = field(default_factory=list)  # <...> headers, once each, in order of first use
     kit: list[str] = field(default_factory=list)  # "..." headers of the kit, once each
     inlined: set[Path] = field(default_factory=set)  # the solution's headers already inlined
-    body: list[str] = field(default_factory=list)
 
 
 def solution_sources(solution: Path, lab: str) -> list[Path]:
@@ -56,7 +59,7 @@ def solution_sources(solution: Path, lab: str) -> list[Path]:
     found = sorted((p for p in solution.iterdir() if p.suffix in SOURCE_SUFFIXES and p.is_file()),
                    key=lambda p: (p.name != f"{lab}.cu", p.name))
     if not found:
-        raise OneFileError(f"{solution} holds no .cu or .cpp file")
+        raise OneFileError(f"solutions/{lab}/ holds no .cu or .cpp file")
     return found
 
 
@@ -198,19 +201,28 @@ def _inline(path: Path, kit: Path, lab: str, solution: Path, joined: _Joined, st
     except (OSError, UnicodeDecodeError) as exc:
         raise OneFileError(f"cannot read {_shown(path, kit)}: {exc}") from None
     text = rename(text, renames or {})
+    conditional = 0  # depth of #if blocks: an include inside one stays where it is
     for number, line in enumerate(text.splitlines(), 1):
         if _PRAGMA_ONCE.match(line):
             continue
+        if _CONDITIONAL_OPEN.match(line):
+            conditional += 1
+        elif _CONDITIONAL_CLOSE.match(line):
+            conditional = max(0, conditional - 1)
         match = _INCLUDE.match(line)
         if not match:
             out.append(line)
             continue
         bracket, name = match.groups()
+        local = (path.parent / name).resolve()
+        is_local = bracket == '"' and local.is_file() and local.is_relative_to(solution.resolve())
+        if conditional and not is_local:
+            out.append(line)
+            continue
         if bracket == "<":
             _add(joined.system, name)
             continue
-        local = (path.parent / name).resolve()
-        if local.is_file() and local.parent == solution.resolve():
+        if is_local:
             if local in stack:
                 raise OneFileError(f"{_shown(path, kit)}:{number}: {name} includes itself (through "
                                    f"{' -> '.join(p.name for p in stack)})")

@@ -30,16 +30,17 @@ def write(root: Path, files: dict[str, str]) -> None:
         path.write_text(textwrap.dedent(text))
 
 
-# A lab "toy" whose reference spans three files and two headers, one including the other.
+# A lab "toy" whose reference spans three files and two headers (one in a folder), one
+# including the other.
 TOY = {
     "labs/toy/toy.h": "#pragma once\nint toy(int x);\n",
     "common/include/lab/variants.h": "#pragma once\n",
     "solutions/toy/answers.md": "## q1\n42\n",
-    "solutions/toy/shared.cuh": """\
+    "solutions/toy/detail/shared.cuh": """\
         // shared helpers
         #pragma once
         #include <cstdint>
-        #include "base.cuh"
+        #include "../base.cuh"
         namespace toy_solution { int twice(int x); struct Config { int kThreads; }; }
         """,
     "solutions/toy/base.cuh": """\
@@ -51,7 +52,7 @@ TOY = {
         // the interface
         #include <cstdint>
         #include "lab/variants.h"
-        #include "shared.cuh"
+        #include "detail/shared.cuh"
         #include "toy.h"
         namespace toy_solution {
         namespace {
@@ -63,7 +64,10 @@ TOY = {
         """,
     "solutions/toy/b_twice.cu": """\
         #include <cstddef>
-        #include "shared.cuh"
+        #include "detail/shared.cuh"
+        #if defined(TOY_DEBUG)
+        #include <cstdio>
+        #endif
         namespace toy_solution {
         namespace {
         constexpr int kThreads = 128;
@@ -74,7 +78,7 @@ TOY = {
         int twice(int x) { return scaled<2>(x) + kThreads + kBase + toy_solution::kThreads; }
         }  // namespace toy_solution
         """,
-    "solutions/toy/a_other.cpp": "#include \"shared.cuh\"\nint unused_helper() { return toy_solution::kBase; }\n",
+    "solutions/toy/a_other.cpp": "#include \"detail/shared.cuh\"\nint unused_helper() { return toy_solution::kBase; }\n",
 }
 
 
@@ -93,9 +97,12 @@ class GeneratorTest(unittest.TestCase):
         # <lab>.cu first, then the others by name; each file's part is marked.
         self.assertEqual(re.findall(r"^// ==== (\S+) ", text, re.M), ["toy.cu", "a_other.cpp", "b_twice.cu"])
         # System and kit includes once each, at the top, before any code; no #pragma once.
-        includes = re.findall(r"^#include .*$", text, re.M)
+        includes = re.findall(r"^#include .*$", text[:text.index("// ====")], re.M)
         self.assertEqual(includes, ["#include <cstdint>", "#include <cstddef>", '#include "lab/variants.h"',
                                     '#include "toy.h"'])
+        # ... but one inside an #if stays there.
+        self.assertEqual(re.findall(r"^#include .*$", text[text.index("// ===="):], re.M), ["#include <cstdio>"])
+        self.assertIn("#if defined(TOY_DEBUG)\n#include <cstdio>\n#endif\n", text)
         self.assertLess(text.index('#include "toy.h"'), text.index("// ===="))
         self.assertNotIn("#pragma once", text)
         # Each header of the solution inlined once, where it is first included (in toy.cu),
@@ -141,7 +148,7 @@ class GeneratorTest(unittest.TestCase):
     def test_same_output_twice(self):
         first = onefile.one_file(self.kit, "toy")
         # The files' order on disk plays no part: write them again in another order.
-        for path in sorted((self.kit / "solutions" / "toy").iterdir(), reverse=True):
+        for path in sorted((p for p in (self.kit / "solutions" / "toy").rglob("*") if p.is_file()), reverse=True):
             text = path.read_text()
             path.unlink()
             path.write_text(text)
@@ -156,8 +163,8 @@ class GeneratorTest(unittest.TestCase):
                          "nor a kit header (labs/toy/, common/include/)")
 
     def test_include_cycle(self):
-        (self.kit / "solutions" / "toy" / "base.cuh").write_text('#pragma once\n#include "shared.cuh"\n')
-        with self.assertRaisesRegex(onefile.OneFileError, r"base\.cuh:2: shared\.cuh includes itself"):
+        (self.kit / "solutions" / "toy" / "base.cuh").write_text('#pragma once\n#include "detail/shared.cuh"\n')
+        with self.assertRaisesRegex(onefile.OneFileError, r"base\.cuh:2: detail/shared\.cuh includes itself"):
             onefile.one_file(self.kit, "toy")
 
     def test_no_solution(self):

@@ -1,10 +1,14 @@
 """How long does a class take, and how does it scale over GPUs? Generates N submissions
 and grades them with `batch`, once per GPU set asked for.
 
-The submissions mix the files a class hands in: right ones (the corpus's correct
-submissions, for the labs that have one), untouched skeletons, and files that do not
-compile. They are graded with `python3 -m grader batch` as an instructor would. Needs a
-GPU and the instructor's kit (with solutions/):
+The submissions mix the files a class hands in, in every lab graded: right ones (the
+lab's reference as one student file with its answers, made by grader/tests/onefile.py),
+untouched skeletons (with the skeleton's unanswered answers.md), and files that do not
+compile. `--mix R,S,B` gives their shares in percent (default 60,20,20): each lab gets
+exactly that share of its students (rounded to whole students), spread over the class so
+that each student hands in a mix. DIR/class.json records who got what. They are graded
+with `python3 -m grader batch` as an instructor would. Needs a GPU and the instructor's
+kit (with solutions/):
 
     python3 -m grader.tests.class_scale --students 8 --labs vectorAdd reduction --out /tmp/class \
         --gpus 0 --gpus 0,1
@@ -45,35 +49,87 @@ import time
 from pathlib import Path
 
 from grader import manifest
+from grader.tests import onefile
 
 KIT = Path(__file__).resolve().parents[2]
-CORPUS = Path(__file__).resolve().parent / "corpus"
-# Right single-file submissions the kit holds (a lab's solution spans several files).
-RIGHT = {"vectorAdd": CORPUS / "correct" / "labs" / "vectorAdd" / "vectorAdd.cu",
-         "reduction": CORPUS / "correct_reduction" / "labs" / "reduction" / "reduction.cu"}
 BROKEN = "#include \"{lab}.h\"\nthis line does not compile;\n"
 RUN_OUTPUTS = ("gradebook.csv", "timing.json", "reports", "logs", "status")  # what batch writes per run
 AUTO = "auto"
+KINDS = ("right", "skeleton", "broken")
+DEFAULT_MIX = (60, 20, 20)  # percent of each lab's submissions: right, skeleton, broken
 
 
-def make_class(out: Path, students: int, labs: list[str]) -> Path:
-    """N submission folders and their roster; returns the roster."""
+def parse_mix(text: str) -> tuple[int, ...]:
+    """`--mix R,S,B`: three whole percentages (right, skeleton, broken) that add up to 100."""
+    try:
+        shares = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        shares = ()
+    if len(shares) != len(KINDS) or min(shares) < 0 or sum(shares) != 100:
+        raise argparse.ArgumentTypeError(f"--mix {text!r}: give three whole percentages that add up to 100, "
+                                         "right,skeleton,broken (e.g. 60,20,20)")
+    return shares
+
+
+def kinds_for(students: int, mix: tuple[int, ...]) -> list[str]:
+    """What each of `students` hands in for one lab, in an order that spreads the kinds out:
+    exactly round(share * students) of each (largest remainders), where the running count of
+    each kind stays closest to its share."""
+    exact = [share * students / 100 for share in mix]
+    counts = [int(x) for x in exact]
+    by_remainder = sorted(range(len(mix)), key=lambda i: (-(exact[i] - counts[i]), i))
+    for i in by_remainder[:students - sum(counts)]:
+        counts[i] += 1
+    order: list[str] = []
+    given = [0] * len(mix)
+    for slot in range(students):
+        # the kind furthest behind its share of the first slot + 1 submissions
+        pick = max((i for i in range(len(mix)) if given[i] < counts[i]),
+                   key=lambda i: (counts[i] * (slot + 1) / students - given[i], -i))
+        given[pick] += 1
+        order.append(KINDS[pick])
+    return order
+
+
+def make_class(out: Path, students: int, labs: list[str], mix: tuple[int, ...] = DEFAULT_MIX) -> Path:
+    """N submission folders and their roster, and DIR/class.json (each student's kind per
+    lab); returns the roster. Student k hands in kind (k + i) of the lab's spread-out list
+    in the i-th lab, so that the students' mixes differ."""
     subs = out / "submissions"
     shutil.rmtree(subs, ignore_errors=True)
+    right = out / "right"  # each lab's right submission, made once
+    shutil.rmtree(right, ignore_errors=True)
+    order = kinds_for(students, mix)
+    if "right" in order:
+        for lab in labs:
+            onefile.write(KIT, lab, right)
     rows = []
+    composition: dict[str, dict[str, str]] = {}
     for k in range(students):
         name = f"student{k:03d}"
+        composition[name] = {}
         for i, lab in enumerate(labs):
-            target = subs / name / "labs" / lab / f"{lab}.cu"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            kind = (k + i) % 5  # 0-2 right where the kit has a right file, 3 skeleton, 4 broken
-            if kind <= 2 and lab in RIGHT:
-                shutil.copy(RIGHT[lab], target)
-            elif kind == 4:
-                target.write_text(BROKEN.format(lab=lab))
+            kind = order[(k + i) % students]
+            composition[name][lab] = kind
+            folder = subs / name / "labs" / lab
+            folder.mkdir(parents=True, exist_ok=True)
+            skeleton = KIT / "labs" / lab
+            if kind == "right":
+                shutil.copy(right / "labs" / lab / f"{lab}.cu", folder / f"{lab}.cu")
+            elif kind == "broken":
+                (folder / f"{lab}.cu").write_text(BROKEN.format(lab=lab))
             else:
-                shutil.copy(KIT / "labs" / lab / f"{lab}.cu", target)
+                shutil.copy(skeleton / f"{lab}.cu", folder / f"{lab}.cu")
+            answers = (right if kind == "right" else KIT) / "labs" / lab / "answers.md"
+            if answers.is_file():
+                shutil.copy(answers, folder / "answers.md")
         rows.append((name, str(subs / name)))
+    totals = {kind: sum(list(one.values()).count(kind) for one in composition.values()) for kind in KINDS}
+    (out / "class.json").write_text(json.dumps({"mix": dict(zip(KINDS, mix)), "labs": labs, "totals": totals,
+                                                "students": composition}, indent=1) + "\n")
+    print(f"class: {students} students x {len(labs)} labs: "
+          + ", ".join(f"{totals[kind]} {kind}" for kind in KINDS)
+          + f" (--mix {','.join(map(str, mix))}, in {out / 'class.json'})", flush=True)
     roster = out / "roster.csv"
     with roster.open("w", newline="") as f:
         writer = csv.writer(f)
@@ -209,6 +265,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--students", type=int, default=20, help="how many submissions (default 20)")
     parser.add_argument("--out", type=Path, required=True, help="a folder for the class (deleted first)")
     parser.add_argument("--labs", nargs="+", help="labs to grade (default: all)")
+    parser.add_argument("--mix", type=parse_mix, default=DEFAULT_MIX, metavar="R,S,B",
+                        help="percent of each lab's submissions that are right (the reference as one file, with "
+                             "its answers), untouched skeletons, and files that do not compile "
+                             f"(default {','.join(map(str, DEFAULT_MIX))})")
     parser.add_argument("--gpus", action="append", metavar="LIST",
                         help="grade the class on these GPUs, by index as CUDA_VISIBLE_DEVICES names them, e.g. 0 or "
                              "0,1; repeat it for one run per GPU set, in order (default: one run on every GPU)")
@@ -228,7 +288,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.resume:
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
-        make_class(out, args.students, labs)
+        try:
+            make_class(out, args.students, labs, args.mix)
+        except onefile.OneFileError as exc:
+            parser.error(f"cannot make a lab's right submission: {exc}")
         parts_file.write_text("[]\n")
     elif not parts_file.is_file():
         parser.error(f"--resume: no class in {out} (run without --resume first)")

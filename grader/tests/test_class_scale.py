@@ -4,6 +4,7 @@ runs kept apart, and the table's figures read from batch's timing.json."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
@@ -14,8 +15,9 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
+from grader import manifest
 from grader.instructor import batch
-from grader.tests import class_scale
+from grader.tests import class_scale, onefile
 from grader.tests.helpers import write_script
 from grader.tests.test_batch import FAKE_GRADER, fake_smi
 
@@ -43,8 +45,8 @@ class ClassScaleTest(unittest.TestCase):
 
     # Each submission the fake grader sees asks for a score (the generated class has real
     # .cu files; the fake reads behaviour.txt).
-    def make_class(self, out: Path, students: int, labs: list[str]) -> Path:
-        roster = REAL_MAKE_CLASS(out, students, labs)
+    def make_class(self, out: Path, students: int, labs: list[str], mix: tuple[int, ...]) -> Path:
+        roster = REAL_MAKE_CLASS(out, students, labs, mix)
         for folder in (out / "submissions").iterdir():
             (folder / "behaviour.txt").write_text("score 100")
         return roster
@@ -94,6 +96,64 @@ class ClassScaleTest(unittest.TestCase):
         self.assertRegex(text, r"\n\s+3\s+1\s+0,1 .*\(2 parts\)")
         with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
             class_scale.main(["--out", str(out), "--gpus", "0", "--gpus", "1", "--limit", "1"])
+
+
+# The class: each lab's share of right files (the reference as one file, with its answers),
+# skeletons and broken files as --mix says, spread so that students get mixes; every lab.
+class MakeClassTest(unittest.TestCase):
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.out = Path(tmp.name)
+
+    def test_kinds_for(self):
+        self.assertEqual(class_scale.kinds_for(5, (60, 20, 20)), ["right", "skeleton", "right", "broken", "right"])
+        for students, mix, counts in ((20, (60, 20, 20), (12, 4, 4)), (7, (60, 20, 20), (4, 2, 1)),
+                                      (3, (0, 50, 50), (0, 2, 1)), (4, (100, 0, 0), (4, 0, 0)), (1, (34, 33, 33), (1, 0, 0))):
+            kinds = class_scale.kinds_for(students, mix)
+            self.assertEqual(tuple(kinds.count(kind) for kind in class_scale.KINDS), counts, (students, mix))
+
+    def test_parse_mix(self):
+        self.assertEqual(class_scale.parse_mix("50,30,20"), (50, 30, 20))
+        for bad in ("60,20", "60,20,30", "a,b,c", "120,-10,-10"):
+            with self.assertRaises(argparse.ArgumentTypeError):
+                class_scale.parse_mix(bad)
+
+    @unittest.skipUnless((class_scale.KIT / "solutions").is_dir(), "no solutions/ in this copy of the kit")
+    def test_every_lab_mixed(self):
+        labs = manifest.names(class_scale.KIT)
+        with contextlib.redirect_stdout(io.StringIO()) as said:
+            roster = class_scale.make_class(self.out, 10, labs, (60, 20, 20))
+        rows = roster.read_text().splitlines()
+        self.assertEqual(len(rows), 11)
+        info = json.loads((self.out / "class.json").read_text())
+        self.assertEqual(info["totals"], {"right": 60, "skeleton": 20, "broken": 20})
+        self.assertIn("class: 10 students x 10 labs: 60 right, 20 skeleton, 20 broken (--mix 60,20,20", said.getvalue())
+        right = {lab: onefile.one_file(class_scale.KIT, lab) for lab in labs}
+        mixes = set()
+        for lab in labs:
+            kinds = [info["students"][f"student{k:03d}"][lab] for k in range(10)]
+            self.assertEqual((kinds.count("right"), kinds.count("skeleton"), kinds.count("broken")), (6, 2, 2), lab)
+            skeleton = (class_scale.KIT / "labs" / lab / f"{lab}.cu").read_text()
+            for k, kind in enumerate(kinds):
+                folder = self.out / "submissions" / f"student{k:03d}" / "labs" / lab
+                text = (folder / f"{lab}.cu").read_text()
+                expected = {"right": right[lab], "skeleton": skeleton,
+                            "broken": class_scale.BROKEN.format(lab=lab)}[kind]
+                self.assertEqual(text, expected, (lab, k, kind))
+                answers = class_scale.KIT / ("solutions" if kind == "right" else "labs") / lab / "answers.md"
+                self.assertEqual((folder / "answers.md").read_text(), answers.read_text(), (lab, k, kind))
+        for k in range(10):  # as many students as labs: each student hands in the class's mix, in another order
+            own = [info["students"][f"student{k:03d}"][lab] for lab in labs]
+            self.assertEqual((own.count("right"), own.count("skeleton"), own.count("broken")), (6, 2, 2), k)
+            mixes.add(tuple(own))
+        self.assertGreater(len(mixes), 1)
+
+    def test_bad_mix_on_the_command_line(self):
+        err = io.StringIO()
+        with self.assertRaises(SystemExit), contextlib.redirect_stderr(err):
+            class_scale.main(["--out", str(self.out / "class"), "--mix", "70,20"])
+        self.assertIn("give three whole percentages that add up to 100", err.getvalue())
 
 
 # The table from parts' figures: the idle seconds added up over the parts and the GPUs, the

@@ -65,7 +65,7 @@ void histogram(const unsigned* in, int n, unsigned* bins, int num_bins) {
 // Lecture 6's parallel histogram "with error", copied as the slides print it (unsigned
 // values, and the bins set to 0 first, as histogram's contract asks). It compiles and
 // runs, and its tests (Registered/FixHistogramGpu.*) fail. The slides name one error;
-// there is a second one, which the slides' other kernels do not have. Find both, fix
+// there is a second one, which the slides' corrected kernel still has. Find both, fix
 // them here, and explain them in answers.md (question bug_histogram).
 __global__ void lecture_hist_kernel(unsigned* d_bins, const unsigned* d_vals, int num_bins) {
   int id = blockDim.x * blockIdx.x + threadIdx.x;

@@ -2,7 +2,7 @@
 //
 // Compute prefix sums on the GPU for any n: inclusive_scan, exclusive_scan and
 // segmented_inclusive_scan (see scan.h). Start with inclusive_scan: a block scan
-// (Kogge-Stone with double buffering, or Brent-Kung), then the hierarchical scan that
+// (Kogge-Stone or Brent-Kung), then the hierarchical scan that
 // stitches the blocks together. Then make it fast: the bench compares you with the
 // reference, with CUB and with the memory bandwidth of your GPU. A further part at the
 // end, spmv_csr, builds lecture 7's sparse matrix-vector product on your segmented scan.
@@ -30,11 +30,8 @@ __global__ void scan_section_kernel(const float* in, float* out, float* section_
   // TODO(student): load the section into shared memory (elements past n count as 0, the
   // identity of +), scan it in shared memory, write back the elements below n.
   //  - Kogge-Stone: in step `stride` (1, 2, 4, ...), element t becomes
-  //    XY[t - stride] + XY[t]. With one array, a thread may overwrite XY[t] before the
-  //    thread that needs it as its left neighbour has read it: read from one buffer and
-  //    write to the other (double buffering), swapping them every step.
-  //  - Every thread must reach every __syncthreads(): loop over the same strides in all
-  //    threads and put the `t >= stride` test inside the loop, not in its condition.
+  //    XY[t - stride] + XY[t]. Do "Find the bug" (fix_hsh_scan, below) first: lecture
+  //    4's version of this loop has two errors, and this kernel must have neither.
   (void)in;
   (void)out;
   (void)section_sums;

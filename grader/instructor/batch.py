@@ -28,12 +28,18 @@ alone on its GPU. The compiles check the shared kit build before compiling (a Ni
 run): one at a time does that part, the compiles themselves run side by side.
 
     DIR/gradebook.csv           student, total, max, points per lab, status, seed
+    DIR/grading-sheet.csv       the write-ups handed in, one row per student and lab, a column per rubric
+                                item to fill in by hand (instructor/handgrades.py)
     DIR/reports/STUDENT.json    the grader's report (python3 -m grader report turns it into Markdown ...)
     DIR/logs/STUDENT.log        the grader's output
     DIR/status/STUDENT.json     how the grader process ended (read by --resume and --collect)
     DIR/timing.json             the last run's wall time, the kit's build, the compiles (seconds per
                                 student), and per GPU its busy time and its idle time: waiting for a
                                 compile (the compiles did not keep up) or at the end (no student left)
+
+--hand-grades FILE (the grading sheet, filled in) adds the write-ups' hand-graded points to the
+gradebook's totals, with --collect or a grading run; a sheet with an error is refused before
+anything is graded.
 
 --resume skips students whose report is complete. --slurm FILE writes a Slurm job array
 (one task per roster row) instead of grading; --collect then assembles the gradebook.
@@ -60,6 +66,7 @@ from typing import Any
 
 from grader import build, commandline, gpu, manifest, proc
 from grader import layout as kit_layout
+from grader.instructor import handgrades
 from grader.instructor.gpu_use import GpuUse, compile_line, gpu_lines
 from grader.instructor.gradebook import (MISSING, Entry, Layout, RosterError, complete_report, progress_line,
                                          read_json, read_report, read_roster, write_gradebook, _graded)
@@ -339,6 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="an extra #SBATCH line for --slurm, e.g. --sbatch=--partition=gpu (repeatable)")
     parser.add_argument("--collect", action="store_true",
                         help="grade nothing: assemble the gradebook from DIR (after the Slurm array)")
+    parser.add_argument("--hand-grades", type=Path, metavar="FILE",
+                        help=f"the grading sheet ({handgrades.SHEET_NAME}) with the write-ups' points filled in: "
+                             "added to the gradebook's totals (with --collect, or after grading)")
     parser.add_argument("--task", type=int, metavar="INDEX", help=argparse.SUPPRESS)  # one roster row (Slurm)
     return parser
 
@@ -366,10 +376,19 @@ def main(argv: list[str] | None = None) -> int:
         print(exc.code, file=sys.stderr)
         return EXIT_USAGE
     layout = Layout(out)
+    rubrics = _rubrics(pristine)
+    try:
+        grades = handgrades.read_sheet(args.hand_grades.resolve(), entries, rubrics) if args.hand_grades else None
+    except handgrades.HandGradeError as exc:
+        print(f"grader batch: error: the grading sheet cannot be used (nothing was graded or written):\n  {exc}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    args.hand = grades
     if args.slurm:
         return _write_slurm(args, entries, out, pristine, labs)
     if args.collect:
-        rows = write_gradebook(entries, layout, labs, course)
+        rows = write_gradebook(entries, layout, labs, course, hand=_hand(args))
+        _sheet(entries, layout, rubrics)
         return _summary(rows, layout)
     if args.task is not None and not 0 <= args.task < len(entries):
         print(f"grader batch: error: --task {args.task} is outside the roster's rows 0-{len(entries) - 1}",
@@ -612,7 +631,8 @@ class BatchRun:
         print(f"  the kit's part took {kit_s:.0f} s", flush=True)
         self._grade_all()
         self._timing(wall0, kit_s, time.monotonic())
-        rows = write_gradebook(self.entries, self.layout, self.labs, _kit_labs(self.pristine))
+        rows = write_gradebook(self.entries, self.layout, self.labs, _kit_labs(self.pristine), hand=_hand(self.args))
+        _sheet(self.entries, self.layout, _rubrics(self.pristine))
         code = _summary(rows, self.layout)
         return EXIT_INTERRUPTED if self.interrupted else code
 
@@ -770,6 +790,39 @@ def _kit_labs(pristine: Path) -> list[str]:
         return manifest.names(pristine)
     except Exception:  # a broken lab.json: the grader reports it; here it only sizes the jobs
         return []
+
+
+def _rubrics(pristine: Path) -> dict[str, Any]:
+    """The write-up rubric of each lab of the pristine kit that asks for one, in course order."""
+    try:
+        return {lab.name: lab.writeup for lab in manifest.labs(pristine) if lab.writeup}
+    except Exception:  # a broken lab.json: the grader reports it
+        return {}
+
+
+def _hand(args: argparse.Namespace):
+    """What adds a read grading sheet's points to the gradebook's rows (None without --hand-grades)."""
+    grades = getattr(args, "hand", None)
+    if grades is None:
+        return None
+
+    def add(rows: list[dict[str, Any]]) -> None:
+        for line in handgrades.apply(rows, grades):
+            print(f"  note: {line}")
+    return add
+
+
+def _sheet(entries: list[Entry], layout: Layout, rubrics: dict[str, Any]) -> None:
+    """DIR/grading-sheet.csv, the write-ups to grade by hand (none when no lab asks for one)."""
+    if not rubrics:
+        return
+    try:
+        path, waiting = handgrades.write_sheet(entries, layout, rubrics)
+    except OSError as exc:
+        print(f"grader batch: could not write the grading sheet: {exc}", file=sys.stderr)
+        return
+    print(f"grading sheet: {path} ({waiting} write-up{'s' * (waiting != 1)} with items to grade by hand; "
+          f"fill it in, then: --collect --hand-grades {path})")
 
 
 def _write_json(path: Path, data: Any) -> None:

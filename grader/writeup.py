@@ -43,7 +43,7 @@ _ID = re.compile(r"[A-Za-z0-9_-]+")
 _ITEM_KEYS = {"id", "title", "points", "earns"}
 _KEYS = {"total", "rubric"}
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)  # an unclosed comment hides the rest, as in Markdown
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*)$")  # the text's closing #s are stripped after
 _MACHINE = re.compile(r"\bsm_?\d{2,3}[a-z]?\b", re.IGNORECASE)
 _BENCH_TABLE = re.compile(r"^\s*name\s+role\s+median\s+ms\b", re.IGNORECASE)
 _MD_SEPARATOR = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)+\|?\s*$")
@@ -235,7 +235,7 @@ def _read_form(result: WriteupResult, text: str) -> None:
     for index, line in enumerate(lines):
         heading = _HEADING.match(line)
         if heading:
-            level, item = len(heading.group(1)), by_title.get(normalise(heading.group(2)))
+            level, item = len(heading.group(1)), by_title.get(normalise(heading.group(2).rstrip(" \t#")))
             if item is not None and not result.headings[item.id]:
                 result.headings[item.id] = True
                 current = (item.id, level)

@@ -78,7 +78,7 @@ table.breakdown td { overflow-wrap: anywhere; }
 table.breakdown ul { margin: 4px 0 0; padding-left: 20px; }
 table.steps { margin: 2px 0 6px; font-size: 14px; }
 table.rubric { margin: 4px 0 8px; font-size: 14px; width: 100%; table-layout: fixed; }
-table.rubric td:first-child { width: 34%; color: #59636e; }
+table.rubric td:first-child { width: 25%; color: #59636e; }
 table.steps th, table.steps td { padding: 3px 8px 3px 0; border-bottom: 1px solid #eaeef2; }
 table.breakdown table.steps td.num { width: auto; }
 .status { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 13px; font-weight: 600;

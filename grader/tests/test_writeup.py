@@ -302,6 +302,8 @@ class ReportTest(PageTestCase):
         self.assertIn("5 more points of write-ups (WRITEUP.md) are graded by hand with the rubric (not in the total "
                       "above)", report.table(read))
         self.assertEqual(read.total, data["total"])  # nothing added to the total
+        self.assertIn("5 points of write-ups (WRITEUP.md) are graded by hand with the rubric and are not in the total "
+                      "yet.", formats.markdown(data))
 
     def test_page_shows_the_rubric_beside_the_text(self):
         root = self.page(report_with_writeup())

@@ -98,7 +98,7 @@ def _take_files(run: GradingRun, labs: list[str], progress: Progress, manifests:
         run.overlay = overlay.prepare(
             options.root, source, options.work_dir, list(manifests),
             lambda lab: options.config.lab(lab).editable, exclude=[options.build_dir],
-            optional_of=lambda lab: [m.answers_file] if (m := manifests.get(lab)) and m.answers_file else [])
+            optional_of=lambda lab: m.optional_files if (m := manifests.get(lab)) else [])
     except (overlay.OverlayError, OSError) as exc:
         _fail_all(run, labs, progress, f"cannot take the submission's files: {exc}")
         return False

@@ -26,6 +26,7 @@ from typing import Any
 
 from grader.answers import Question, parse_questions
 from grader.variants import RequiredVariant
+from grader.writeup import Rubric, parse_rubric
 from grader.variants import parse as parse_variants
 
 SCHEMA = "labkit-lab"
@@ -57,12 +58,25 @@ class Lab:
     # What each profiler figure means for this lab ("profile": {"hints": {...}}): keys dram,
     # sm, occupancy, stalls, and bank_conflicts / coalescing where the lab is about them.
     profile_hints: tuple[tuple[str, str], ...] = ()
+    # The write-up graded by hand ("writeup": its rubric), written in labs/<lab>/WRITEUP.md.
+    writeup: Rubric | None = None
     path: Path | None = field(default=None, compare=False)
 
     @property
     def answers_file(self) -> str:
         """The student's answers file, relative to the kit ('' when the lab asks no questions)."""
         return f"labs/{self.name}/answers.md" if self.questions else ""
+
+    @property
+    def writeup_file(self) -> str:
+        """The student's write-up, relative to the kit ('' when the lab asks for none)."""
+        return f"labs/{self.name}/WRITEUP.md" if self.writeup else ""
+
+    @property
+    def optional_files(self) -> list[str]:
+        """The student's files besides the editable ones, taken from a submission when there:
+        the answers and the write-up (without them, their points are not earned)."""
+        return [rel for rel in (self.answers_file, self.writeup_file) if rel]
 
     @property
     def sanitizer_filter(self) -> str:
@@ -91,6 +105,7 @@ def read(path: Path) -> Lab:
     try:
         questions = parse_questions(data.get("questions"), str(path))
         required_variants = parse_variants(data.get("required_variants"), str(path))
+        writeup = parse_rubric(data.get("writeup"), str(path))
     except ValueError as exc:
         raise ManifestError(str(exc)) from exc
     hints = table("profile").get("hints", {})
@@ -103,7 +118,7 @@ def read(path: Path) -> Lab:
                sanitizer_tests=strings("sanitizer_tests"), slow_variants=strings("slow_variants"),
                reference_variant=text("reference_variant", "default"),
                required_variants=required_variants, questions=questions,
-               profile_hints=tuple(hints.items()), path=path)
+               profile_hints=tuple(hints.items()), writeup=writeup, path=path)
 
 
 def _load(path: Path) -> dict[str, Any]:

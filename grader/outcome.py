@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from grader import answers, overlay, sanitize, score, status, variants
+from grader import answers, overlay, sanitize, score, status, variants, writeup
 from grader.plan import Options
 from grader.score import Correctness, Performance
 from grader.status import ResultCode
@@ -45,6 +45,8 @@ class LabResult:
     implementation: Path | None = None  # the library under test (between the two phases)
     answers: answers.AnswersResult = field(default_factory=answers.AnswersResult)
     variants: variants.VariantsResult = field(default_factory=variants.VariantsResult)  # the lecture's steps
+    # The write-up graded by hand (labs/<lab>/WRITEUP.md): recorded, its form checked, no points here.
+    writeup: writeup.WriteupResult | None = None
     seconds: dict[str, float] = field(default_factory=dict)  # stage -> wall time (checks, tests, sanitizer, bench)
     test_shards: int = 1  # processes that ran the tests side by side (test_shards)
     # --profile: Nsight Compute's figures of the graded call ({"text", "kernels"}), or why

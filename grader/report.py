@@ -134,6 +134,8 @@ def _lab_json(lab: LabResult) -> dict[str, Any]:
                         "t_student_ms": perf.t_student_ms, "t_reference_ms": perf.t_reference_ms,
                         "reason": perf.reason, "workloads": perf.workloads, "flags": perf.flags},
         "answers": lab.answers.as_dict(),
+        # The write-up graded by hand (writeup.py): null when the lab asks for none.
+        "writeup": lab.writeup.as_dict() if lab.writeup else None,
         "variants": lab.variants.as_dict(),
         "rules": lab.rules,
         "deduction": lab.deduction,  # in all: rule_deduction + sanitizer.deduction
@@ -260,6 +262,37 @@ class Step:
 
 
 @dataclass
+class RubricItem:
+    """One item of a write-up's rubric, as the report lists it."""
+
+    id: str
+    title: str
+    points: float
+    earns: str
+
+
+@dataclass
+class Writeup:
+    """A lab's write-up (writeup.py): graded by hand, its points pending; the rubric, the
+    student's text under each item's heading, and what its form lacks."""
+
+    file: str
+    status: str  # writeup.PENDING, EMPTY, MISSING
+    max: float  # the rubric's total
+    rubric: list[RubricItem] = field(default_factory=list)
+    sections: dict[str, str] = field(default_factory=dict)  # rubric id -> the student's text under its heading
+    headings: dict[str, bool] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # what the form lacks
+    machine_line: str = ""
+    score_table: bool = False
+    words: int = 0
+    sha256: str = ""
+    truncated: bool = False
+    text: str = ""
+    note: str = ""
+
+
+@dataclass
 class Lab:
     """One graded lab."""
 
@@ -297,6 +330,7 @@ class Lab:
     variants: float = 0.0  # points of the required variants (the lecture's steps)
     variants_max: float = 0.0
     steps: list[Step] = field(default_factory=list)
+    writeup: Writeup | None = None  # None: the lab asks for no write-up
     profile_text: str = ""  # --profile: Nsight Compute's table of the graded call
     profile_error: str = ""  # --profile: why no profile was taken
 
@@ -457,6 +491,7 @@ def _read_lab(raw: dict[str, Any], notes: list[str]) -> Lab:
     lab.notes = [_str(note) for note in _list(raw.get("notes")) if note]
     _read_answers(lab, _dict(raw.get("answers")))
     _read_variants(lab, _dict(raw.get("variants")))
+    lab.writeup = _read_writeup(raw.get("writeup"))
     profile = _dict(raw.get("profile"))
     lab.profile_text, lab.profile_error = _str(profile.get("text")), _str(profile.get("error"))
     lab.total = _num(raw.get("total"), round(lab.correctness + lab.performance + lab.answers + lab.variants
@@ -486,6 +521,23 @@ def _read_variants(lab: Lab, raw: dict[str, Any]) -> None:
                 ms=number(row.get("ms")), throughput=number(row.get("throughput")), unit=_str(row.get("unit")),
                 pct_peak=number(row.get("pct_peak")), reference_ms=number(row.get("reference_ms")),
                 speed_vs_reference=number(row.get("speed_vs_reference")), note=_str(row.get("note"))))
+
+
+def _read_writeup(raw: Any) -> Writeup | None:
+    if not isinstance(raw, dict):
+        return None
+    form = _dict(raw.get("form"))
+    items = [RubricItem(_str(row.get("id")) or "?", _str(row.get("title")), _num(row.get("points"), 0.0),
+                        _str(row.get("earns")))
+             for row in _list(raw.get("rubric")) if isinstance(row, dict)]
+    return Writeup(file=_str(raw.get("file")), status=_str(raw.get("status")),
+                   max=_num(raw.get("max"), round(sum(item.points for item in items), 2)), rubric=items,
+                   sections={_str(k): _str(v) for k, v in _dict(raw.get("sections")).items()},
+                   headings={_str(k): v is True for k, v in _dict(raw.get("headings")).items()},
+                   problems=[_str(p) for p in _list(form.get("problems")) if p],
+                   machine_line=_str(form.get("machine_line")), score_table=form.get("score_table") is True,
+                   words=int(_num(raw.get("words"), 0)), sha256=_str(raw.get("sha256")),
+                   truncated=raw.get("truncated") is True, text=_str(raw.get("text")), note=_str(raw.get("note")))
 
 
 def _read_answers(lab: Lab, raw: dict[str, Any]) -> None:
@@ -601,7 +653,14 @@ def pending_lines(labs: list[Lab], after: str = " (not in the total above)") -> 
         lines.append(f"{other:g} more points of figures measured on another GPU are left to your instructor{after}")
     if later := deadline_points(labs):
         lines.append(f"{later:g} more points of answers are checked against the instructor's key at the deadline{after}")
+    if hand := writeup_points(labs):
+        lines.append(f"{hand:g} more points of write-ups (WRITEUP.md) are graded by hand with the rubric{after}")
     return lines
+
+
+def writeup_points(labs: list[Lab]) -> float:
+    """Points of the labs' write-ups, graded by hand (the rubrics' totals)."""
+    return round(sum(lab.writeup.max for lab in labs if lab.writeup), 2)
 
 
 def details(report: Report) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 from grader import status
 from grader.formats.sources import compile_errors
 from grader.formats.text import clip, fmt, lab_note, pts, step_figures, xml_text
-from grader.report import STRETCH_NAME, Lab, Report, deadline_points, pending_lines, pending_points, read
+from grader.report import STRETCH_NAME, Lab, Report, Writeup, deadline_points, pending_lines, pending_points, read
 
 MAX_FAILED_SHOWN = 50  # failed tests detailed per lab; a page holds more than a CI summary, the JSON has all
 MAX_NAME_CHARS = 34  # of a result's name in a chart's label column (the full name is its tooltip)
@@ -77,6 +77,8 @@ table.breakdown td.num { width: 1%; }
 table.breakdown td { overflow-wrap: anywhere; }
 table.breakdown ul { margin: 4px 0 0; padding-left: 20px; }
 table.steps { margin: 2px 0 6px; font-size: 14px; }
+table.rubric { margin: 4px 0 8px; font-size: 14px; width: 100%; table-layout: fixed; }
+table.rubric td:first-child { width: 25%; color: #59636e; }
 table.steps th, table.steps td { padding: 3px 8px 3px 0; border-bottom: 1px solid #eaeef2; }
 table.breakdown table.steps td.num { width: auto; }
 .status { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 13px; font-weight: 600;
@@ -227,6 +229,8 @@ def _breakdown(lab: Lab) -> str:
         rows.append(_row("the lecture's steps", _points(lab.variants, lab.variants_max), _steps(lab)))
     if lab.questions:
         rows.append(_row("graded questions", _points(lab.answers, lab.answers_max), _answers(lab)))
+    if lab.writeup is not None:
+        rows.append(_row("write-up", f"{lab.writeup.max:g} points", _writeup(lab.writeup)))
     if lab.rules or lab.rule_deduction > 0:
         verdict = lab.rules_verdict or "points deducted for the lab's rules"
         rows.append(_row("rules", f"−{lab.rule_deduction:g}", _esc(verdict) + _list(lab.rules)))
@@ -294,6 +298,46 @@ def _answers(lab: Lab) -> str:
         f"; {other:g} points of figures measured on another GPU left to your instructor" if other else "") + (
         f"; {later:g} points checked against the instructor's key at the deadline" if later else "")
     return f"your answers {where}{_esc(pending)}<ul class=\"questions\">" + "".join(items) + "</ul>"
+
+
+WRITEUP_STATUS = {"pending": "to be graded by hand with the rubric",
+                  "empty": "not written yet: the template's headings only",
+                  "missing": "not handed in"}
+
+
+def _writeup(writeup: Writeup) -> str:
+    """The write-up: its status and form, then the rubric with the student's text beside
+    each item (collapsed), and the whole text as written (collapsed)."""
+    state = WRITEUP_STATUS.get(writeup.status, writeup.status)
+    where = f"<code>{_esc(writeup.file)}</code>: " if writeup.file else ""
+    facts = [f"{writeup.words} words" if writeup.status != "missing" else "",
+             f"SHA-256 {writeup.sha256[:12]}" if writeup.sha256 else "",
+             "only its beginning was read (too long)" if writeup.truncated else ""]
+    out = [f"{where}<strong>{_esc(state)}</strong>, not in the total yet"
+           + "".join(f" · {_esc(fact)}" for fact in facts if fact)]
+    if writeup.status == "pending":
+        out.append(_list(writeup.problems) if writeup.problems else
+                   "<p>Form: every heading of the rubric, a machine line and a score table are there.</p>")
+        if writeup.machine_line:
+            out.append(f'<p class="label">Machine line:</p><pre>{_esc(writeup.machine_line)}</pre>')
+    elif writeup.note:
+        out.append(f'<p class="note">{_esc(writeup.note)}</p>')
+    rows = []
+    for item in writeup.rubric:
+        text = writeup.sections.get(item.id, "")
+        shown = (f"<pre>{_esc(text)}</pre>" if text.strip() else
+                 '<p class="note">' + ("(nothing under this heading)" if writeup.headings.get(item.id)
+                                       else f"no heading “{_esc(item.title)}”") + "</p>")
+        rows.append(f'<tr><td><strong>{_esc(item.title)}</strong> <code>{_esc(item.id)}</code><br>'
+                    f'{item.points:g} points: {_esc(item.earns)}</td><td>{shown}</td></tr>')
+    out.append(f"<details{' open' if writeup.status == 'pending' else ''}><summary>The rubric "
+               f"({writeup.max:g} points) and the student's text beside it</summary>"
+               '<table class="rubric"><thead><tr><th>rubric item</th><th>the write-up</th></tr></thead><tbody>'
+               + "".join(rows) + "</tbody></table></details>")
+    if writeup.text.strip():
+        out.append(f"<details><summary>The whole write-up as written</summary><pre>{_esc(writeup.text)}</pre>"
+                   "</details>")
+    return "\n".join(out)
 
 
 def _row(title: str, points: str, why_html: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from grader import status
 from grader.formats.sources import compile_errors
 from grader.formats.text import clip, first_line, fmt, lab_note, pts, step_figures
-from grader.report import AT_DEADLINE, Lab, deadline_points, pending_points, read
+from grader.report import AT_DEADLINE, Lab, deadline_points, pending_points, read, writeup_points
 
 MAX_FAILED_SHOWN = 10  # failed tests detailed per lab in the Markdown summary
 STATUS_ICONS = {status.PASS: "✅", status.PARTIAL: "⚠️"}
@@ -161,6 +161,8 @@ def _md_answers(labs: list[Lab]) -> str:
     if later := deadline_points(labs):
         tail += (f"\n\n{later:g} points of answers are checked against the instructor's key at the deadline and are "
                  "not in the total yet.")
+    if hand := writeup_points(labs):
+        tail += f"\n\n{hand:g} points of write-ups (WRITEUP.md) are graded by hand with the rubric and are not in the total yet."
     return "| lab | question | status | points | note |\n|:--|:--|:--|--:|:--|\n" + "\n".join(rows) + tail
 
 

@@ -29,12 +29,18 @@ run): one at a time does that part, the compiles themselves run side by side.
 
     DIR/gradebook.csv           student, total, max, points per lab, status, seed
     DIR/class.html              the class at a glance, from the same reports (dashboard.py; also with --collect)
+    DIR/grading-sheet.csv       the write-ups handed in, one row per student and lab, a column per rubric
+                                item to fill in by hand (instructor/handgrades.py)
     DIR/reports/STUDENT.json    the grader's report (python3 -m grader report turns it into Markdown ...)
     DIR/logs/STUDENT.log        the grader's output
     DIR/status/STUDENT.json     how the grader process ended (read by --resume and --collect)
     DIR/timing.json             the last run's wall time, the kit's build, the compiles (seconds per
                                 student), and per GPU its busy time and its idle time: waiting for a
                                 compile (the compiles did not keep up) or at the end (no student left)
+
+--hand-grades FILE (the grading sheet, filled in) adds the write-ups' hand-graded points to the
+gradebook's totals, with --collect or a grading run; a sheet with an error is refused before
+anything is graded.
 
 --resume skips students whose report is complete. --slurm FILE writes a Slurm job array
 (one task per roster row) instead of grading; --collect then assembles the gradebook.
@@ -61,10 +67,10 @@ from typing import Any
 
 from grader import build, commandline, gpu, manifest, proc
 from grader import layout as kit_layout
-from grader.instructor import dashboard, slurm
+from grader.instructor import class_outputs, handgrades, slurm
 from grader.instructor.gpu_use import GpuUse, compile_line, gpu_lines
-from grader.instructor.gradebook import (MISSING, Entry, Layout, RosterError, complete_report, progress_line,
-                                         read_json, read_report, read_roster, write_gradebook, _graded)
+from grader.instructor.gradebook import (Entry, Layout, RosterError, complete_report, progress_line,
+                                         read_json, read_roster, _graded)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 KIT_ROOT = Path(__file__).resolve().parents[2]
@@ -307,6 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="an extra #SBATCH line for --slurm, e.g. --sbatch=--partition=gpu (repeatable)")
     parser.add_argument("--collect", action="store_true",
                         help="grade nothing: assemble the gradebook from DIR (after the Slurm array)")
+    parser.add_argument("--hand-grades", type=Path, metavar="FILE",
+                        help=f"the grading sheet ({handgrades.SHEET_NAME}) with the write-ups' points filled in: "
+                             "added to the gradebook's totals (with --collect, or after grading)")
     parser.add_argument("--task", type=int, metavar="INDEX", help=argparse.SUPPRESS)  # one roster row (Slurm)
     return parser
 
@@ -334,11 +343,18 @@ def main(argv: list[str] | None = None) -> int:
         print(exc.code, file=sys.stderr)
         return EXIT_USAGE
     layout = Layout(out)
+    rubrics = class_outputs.rubrics(pristine)
+    try:
+        grades = handgrades.read_sheet(args.hand_grades.resolve(), entries, rubrics) if args.hand_grades else None
+    except handgrades.HandGradeError as exc:
+        print(f"grader batch: error: the grading sheet cannot be used (nothing was graded or written):\n  {exc}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    args.hand = grades
     if args.slurm:
         return slurm.write_slurm(args, len(entries), out, pristine, labs, grader=grader_command(), kit_root=KIT_ROOT)
     if args.collect:
-        rows = write_gradebook(entries, layout, labs, course)
-        return _summary(rows, layout, class_page(rows, layout, labs, course))
+        return class_outputs.finish(entries, layout, labs, course, rubrics, args)
     if args.task is not None and not 0 <= args.task < len(entries):
         print(f"grader batch: error: --task {args.task} is outside the roster's rows 0-{len(entries) - 1}",
               file=sys.stderr)
@@ -566,8 +582,8 @@ class BatchRun:
         self._grade_all()
         self._timing(wall0, kit_s, time.monotonic())
         course = _kit_labs(self.pristine)
-        rows = write_gradebook(self.entries, self.layout, self.labs, course)
-        code = _summary(rows, self.layout, class_page(rows, self.layout, self.labs, course))
+        code = class_outputs.finish(self.entries, self.layout, self.labs, course,
+                                    class_outputs.rubrics(self.pristine), self.args)
         return EXIT_INTERRUPTED if self.interrupted else code
 
     def _announce(self) -> None:
@@ -731,30 +747,6 @@ def _write_json(path: Path, data: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n")
     os.replace(tmp, path)
-
-
-def class_page(rows: list[dict[str, Any]], layout: Layout, labs: list[str], course: list[str]) -> str:
-    """Writes DIR/class.html from the gradebook's rows (dashboard.py); its path, or why it was not written."""
-    try:
-        return str(dashboard.write_page(rows, layout, labs, course))
-    except Exception as exc:  # the page is a view of the gradebook: its failure must not hide the gradebook's summary
-        return f"not written ({exc})"
-
-
-def _summary(rows: list[dict[str, Any]], layout: Layout, page: str = "") -> int:
-    missing = sum(1 for row in rows if str(row["status"]).startswith(MISSING))
-    failed = [row for row in rows if row["max"] == "" and not str(row["status"]).startswith(MISSING)]
-    incomplete = [row for row in rows if str(row["status"]).startswith("incomplete")]
-    graded = len(rows) - missing - len(failed)
-    print(f"gradebook: {layout.gradebook} ({graded} graded, {missing} missing submissions, "
-          f"{len(failed)} without a report, {len(incomplete)} incomplete)")
-    if page:
-        print(f"class page: {page}")
-    for row in failed + incomplete:
-        print(f"  {row['student']}: {row['status']}")
-    if failed or incomplete:
-        print("  grade them again with --resume (complete reports are kept)")
-    return EXIT_FAILED if failed or incomplete else EXIT_OK
 
 
 def _labs(names: list[str] | None, known: list[str]) -> list[str]:

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,8 @@ def row_for(entry: Entry, layout: Layout, labs: list[str] | None) -> dict[str, A
             if lab.name == "?":  # a lab the report does not name has no column
                 continue
             row["labs"][lab.name] = lab.total
+            if lab.writeup is not None:  # graded by hand: (its rubric's total, handed in or not)
+                row.setdefault("writeups", {})[lab.name] = (lab.writeup.max, lab.writeup.status)
             if lab.status.is_failure:
                 failing.append(f"{lab.name} {lab.status.name}")
         missing = [lab for lab in labs or [] if lab not in row["labs"]]
@@ -188,21 +191,26 @@ def _last_line(log: Path) -> str:
 
 
 def write_gradebook(entries: list[Entry], layout: Layout, labs: list[str] | None,
-                    course: list[str] | None = None) -> list[dict[str, Any]]:
+                    course: list[str] | None = None,
+                    hand: Callable[[list[dict[str, Any]]], Any] | None = None) -> list[dict[str, Any]]:
     """DIR/gradebook.csv for every roster row; returns the rows. A column per lab of `labs`,
     else per lab graded, in the order of `course` (the pristine kit's labs; without it, the
-    order the reports list them), then those `course` lacks."""
+    order the reports list them), then those `course` lacks. `hand` (handgrades.apply with a
+    filled grading sheet) adds the hand-graded points to the rows, and a `hand_graded` column."""
     rows = [row_for(entry, layout, labs) for entry in entries]
+    if hand is not None:
+        hand(rows)
     graded = list(dict.fromkeys(lab for row in rows for lab in row["labs"] if lab))
     columns = labs or [lab for lab in (course or graded) if lab in graded]
     extra = sorted({lab for lab in graded if lab not in columns})
     columns = [*columns, *extra]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", "total", "max", *columns, "status", "seed"])
+    by_hand = ["hand_graded"] if hand is not None else []
+    writer.writerow(["student", "total", "max", *columns, *by_hand, "status", "seed"])
     for row in rows:
         writer.writerow([row["student"], row["total"], row["max"], *(row["labs"].get(lab, "") for lab in columns),
-                         row["status"], row["seed"]])
+                         *([row.get("hand_graded", "")] if by_hand else []), row["status"], row["seed"]])
     layout.out.mkdir(parents=True, exist_ok=True)
     tmp = layout.gradebook.with_name("gradebook.csv.tmp")
     tmp.write_text(buffer.getvalue())

@@ -1,10 +1,11 @@
 """Stage score: the lab's required and forbidden patterns (apply_rules), its lecture steps
 and find-the-bug exercises (grade_variants), the deductions for broken rules and sanitizer
-findings (apply_deductions) and its graded questions (grade_answers)."""
+findings (apply_deductions), its graded questions (grade_answers) and its write-up, graded by
+hand (record_writeup)."""
 
 from __future__ import annotations
 
-from grader import answers, layout, manifest, overlay, rules, status, variants
+from grader import answers, layout, manifest, overlay, rules, status, variants, writeup
 from grader.outcome import LabResult
 from grader.plan import Options
 from grader.stages.context import LabContext
@@ -19,6 +20,7 @@ def run(ctx: LabContext, result: LabResult, *, check_rules: bool) -> None:
     if result.status is not status.ERROR:
         apply_deductions(ctx.options, result)
         grade_answers(ctx.options, result, ctx.manifest)
+        record_writeup(ctx.options, result, ctx.manifest)
 
 
 def apply_rules(options: Options, result: LabResult, taken: overlay.Overlay | None = None) -> None:
@@ -87,3 +89,21 @@ def grade_answers(options: Options, result: LabResult, lab: manifest.Lab | None)
     if any(q["status"] == answers.UNCHECKED and q["check"] == "key" for q in result.answers.questions):
         result.notes.append(f"no answer key at {key_path}: numeric answers were not checked (give the "
                             "instructor's keys with --answer-keys DIR)")
+
+
+def record_writeup(options: Options, result: LabResult, lab: manifest.Lab | None) -> None:
+    """The lab's write-up (labs/<lab>/WRITEUP.md): read, its form checked, its points pending
+    (graded by hand with the manifest's rubric). With --impl solution, the solution's write-up
+    where there is one."""
+    if lab is None or lab.writeup is None:
+        return
+    if options.plan.solution:
+        path = layout.solution_dir(options.root, result.lab) / writeup.FILE_NAME
+        if not path.is_file():
+            return  # a reference has no write-up to show
+        shown = f"solutions/{result.lab}/{writeup.FILE_NAME}"
+    else:
+        path, shown = options.work_dir / lab.writeup_file, lab.writeup_file
+    result.writeup = writeup.grade(lab.writeup, path, shown)
+    if result.writeup.note and result.writeup.status == writeup.PENDING:  # a form to fix: said where it shows
+        result.notes.append(result.writeup.note)

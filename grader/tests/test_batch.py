@@ -25,7 +25,7 @@ from unittest import mock
 
 from grader import build, gpu
 from grader.stages import building
-from grader.instructor import batch
+from grader.instructor import batch, gradebook
 from grader.tests.helpers import FIXTURES, write_script
 
 # The fake grader: the arguments batch passes, then what the submission asks for.
@@ -719,7 +719,7 @@ class GradebookTest(BatchTestCase):
             layout.report(name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(FIXTURES / "reports" / f"{name}.json", layout.report(name))
             entries.append(batch.Entry(i, i + 2, name, path))
-        rows = {row["student"]: row for row in batch.write_gradebook(entries, layout, None)}
+        rows = {row["student"]: row for row in gradebook.write_gradebook(entries, layout, None)}
         self.assertEqual((rows["pass"]["total"], rows["pass"]["max"], rows["pass"]["status"]), (186.67, 200, "ok"))
         self.assertEqual(rows["pass"]["labs"], {"vectorAdd": 100.0, "reduction": 86.67})
         self.assertEqual(rows["pass"]["seed"], 77)
@@ -732,7 +732,7 @@ class GradebookTest(BatchTestCase):
         self.assertEqual(lines[1], "pass,186.67,200,100.0,86.67,,,ok,77")
         self.assertIsNotNone(batch.complete_report(layout.report("pass"), ["vectorAdd"]))
         self.assertIsNone(batch.complete_report(layout.report("pass"), ["scan"]))
-        self.assertIsNone(batch.read_report(self.out / "none.json"))
+        self.assertIsNone(gradebook.read_report(self.out / "none.json"))
 
 
 if __name__ == "__main__":

@@ -358,7 +358,7 @@ class BatchHookTest(PageAsserts, BatchTestCase):
     def test_page_failure_keeps_the_gradebook(self):
         self.submission("alice", "score 100")
         roster = self.roster([("alice", "subs/alice")])
-        self.mock(batch.dashboard, "render", side_effect=RuntimeError("boom"))
+        self.mock(batch.class_outputs.dashboard, "render", side_effect=RuntimeError("boom"))
         code, out, err = self.main(str(roster), "--out", str(self.out), "--collect")
         self.assertEqual(code, 1)  # alice is not graded yet: the gradebook says so, as before
         self.assertInPage("class page: not written (boom)", out)

@@ -196,12 +196,13 @@ def student_readme(kit_readme: str, labs: list[str]) -> str:
     """The template's README: the student parts of the kit's README, the labs, and how
     grading on push works."""
     rows = "\n".join(f"| {lab} | [handouts/{lab}.md](handouts/{lab}.md) | `labs/{lab}/{lab}.cu`, "
-                     f"`labs/{lab}/answers.md` |" for lab in labs)
+                     f"`labs/{lab}/answers.md`, `labs/{lab}/WRITEUP.md` |" for lab in labs)
     parts = [
         "# CUDA labs\n",
-        _fill("Your labs for the GPU programming course. In each lab you edit two files: "
-              "`labs/<lab>/<lab>.cu`, your code, and `labs/<lab>/answers.md`, your answers to the "
-              "handout's graded questions; every other file is provided. The tests say what is wrong "
+        _fill("Your labs for the GPU programming course. In each lab you edit three files: "
+              "`labs/<lab>/<lab>.cu`, your code, `labs/<lab>/answers.md`, your answers to the "
+              "handout's graded questions, and `labs/<lab>/WRITEUP.md`, your write-up (graded by "
+              "hand); every other file is provided. The tests say what is wrong "
               "(which size, which index, expected and actual values, the seed to reproduce it), "
               "the bench times your kernels against the CPU, and the grader gives the score "
               "you will get.") + "\n",

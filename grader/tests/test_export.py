@@ -143,7 +143,7 @@ class CopyTest(ExportTestCase):
         self.assertIn("70 + 30 points.", readme)
         self.assertIn("## Grading on every push", readme)
         self.assertNotIn("secret", readme)
-        self.assertIn("| scan | [handouts/scan.md](handouts/scan.md) | `labs/scan/scan.cu`, `labs/scan/answers.md` |", readme)
+        self.assertIn("| scan | [handouts/scan.md](handouts/scan.md) | `labs/scan/scan.cu`, `labs/scan/answers.md`, `labs/scan/WRITEUP.md` |", readme)
         workflow = (self.out / export.WORKFLOW).read_text()
         self.assertIn("runners: vectorAdd,scan\n", workflow)
         self.assertNotIn("REDUCTION_RESULTS", workflow)
@@ -373,7 +373,8 @@ class ClassroomModesTest(unittest.TestCase):
                                         "--build-dir", f"{ws}/build/grader", "--json", f"{ws}/report.json"])
         self.assertFalse(any("key" in arg.lower() for arg in call["argv"]))  # no answer key on the runner
         self.assertIn(f"**Graded with the course's pristine kit** (`{self.pristine}` on the runner): only your "
-                      "`labs/<lab>/<lab>.cu` and `labs/<lab>/answers.md` files count", summary)
+                      "`labs/<lab>/<lab>.cu`, `labs/<lab>/answers.md` and `labs/<lab>/WRITEUP.md` files count",
+                      summary)
         self.assertNotIn("Warning", summary)
         self.assertEqual(output, "exit=1\n")
         self.assertNotIn("::warning::", stdout)

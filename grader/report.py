@@ -400,6 +400,7 @@ class Report:
     run_notes: list[str] = field(default_factory=list)  # the run's notes as the grader wrote them
     has_labs: bool = False  # the document held a list of labs: a report, however incomplete
     gpu: dict[str, Any] | None = None  # the GPU that graded the run (None in reports from before it was recorded)
+    config: dict[str, Any] = field(default_factory=dict)  # the run's effective configuration (config.as_dict())
 
     def lab(self, name: str) -> Lab | None:
         return next((lab for lab in self.labs if lab.name == name), None)
@@ -444,7 +445,8 @@ def read(data: Any) -> Report:
                   root=_str(data.get("root")), impl=_str(data.get("impl")) or "student",
                   started=_str(data.get("started")), finished=_str(data.get("finished")),
                   interrupted=interrupted, schema=_str(data.get("schema")), notes=notes, run_notes=run_notes,
-                  has_labs=has_labs, gpu=data.get("gpu") if isinstance(data.get("gpu"), dict) else None)
+                  has_labs=has_labs, gpu=data.get("gpu") if isinstance(data.get("gpu"), dict) else None,
+                  config=_dict(data.get("config")))
 
 
 def from_run(run: GradingRun) -> Report:

@@ -35,7 +35,7 @@ from grader.instructor.gradebook import MISSING, Layout
 from grader.report import REPORT_SCHEMA, Lab, Report, Step
 
 PAGE_NAME = "class.html"
-FULL_CREDIT_RATIO = 1.2  # the kit's default full_credit_ratio (config.py): full performance points at or below
+FULL_CREDIT_RATIO = 1.2  # the kit's default full_credit_ratio (config.py), where no report names one: full performance points at or below
 MAX_NAMES = 60  # students named in one cell of a table; the rest are counted
 EXTREMES = 3  # fastest and slowest submissions named per lab
 MAX_KIND_CHARS = 80
@@ -284,6 +284,23 @@ def extremes(timed: list[tuple[float, str]], count: int = EXTREMES) -> tuple[lis
     return fastest, slowest
 
 
+def full_credit_ratio(students: list[Student], lab: str) -> float:
+    """The lab's full_credit_ratio in the configuration the reports were graded with (the
+    lab's own value, else the course's default), the most common among the students;
+    the kit's default when no report says."""
+    seen: dict[float, int] = {}
+    for student in students:
+        config = student.report.config if student.report is not None else {}
+        own = config.get("labs", {}).get(lab, {}) if isinstance(config.get("labs"), dict) else {}
+        defaults = config.get("defaults") if isinstance(config.get("defaults"), dict) else {}
+        for value in (own.get("full_credit_ratio") if isinstance(own, dict) else None,
+                      defaults.get("full_credit_ratio")):
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e3:
+                seen[float(value)] = seen.get(float(value), 0) + 1
+                break
+    return max(seen, key=lambda value: seen[value]) if seen else FULL_CREDIT_RATIO
+
+
 def _speed(students: list[Student], labs: list[str]) -> str:
     rows = [(lab, ratios(students, lab)) for lab in labs]
     rows = [(lab, timed) for lab, timed in rows if timed or any(s.lab(lab) for s in students)]
@@ -291,7 +308,10 @@ def _speed(students: list[Student], labs: list[str]) -> str:
         return ('<section class="part" id="speed">\n<h2>Speed</h2>\n'
                 '<p class="note">No report holds a timed submission (no bench ran, or none passed its tests).</p>\n'
                 "</section>")
-    chart = charts.speed_chart([(lab, [r for r, _ in timed]) for lab, timed in rows], FULL_CREDIT_RATIO)
+    lines_at = {lab: full_credit_ratio(students, lab) for lab, _ in rows}
+    full = max(set(lines_at.values()), key=list(lines_at.values()).count)
+    others = ", ".join(f"{esc(lab)} {ratio:g}×" for lab, ratio in lines_at.items() if ratio != full)
+    chart = charts.speed_chart([(lab, [r for r, _ in timed]) for lab, timed in rows], full)
     lines = []
     for lab, timed in rows:
         fastest, slowest = extremes(timed)
@@ -299,8 +319,9 @@ def _speed(students: list[Student], labs: list[str]) -> str:
                      f"<td>{_named(slowest)}</td></tr>")
     return ('<section class="part" id="speed">\n<h2>Speed: time to the reference\'s</h2>\n'
             f"<p>Each dot is a student: the ratio of their time to the reference's on the graded workloads "
-            f"(below 1 is faster than the reference, above 1 slower). At or below {FULL_CREDIT_RATIO:g}× (the kit's "
-            "default <code>full_credit_ratio</code>) the lab earns its full performance points; beyond it, fewer. "
+            f"(below 1 is faster than the reference, above 1 slower). At or below {full:g}× (the course's "
+            "<code>full_credit_ratio</code>" + (f"; other labs: {others}" if others else "") + ") the lab earns its "
+            "full performance points; beyond it, fewer. "
             "The box spans the middle half of the class, the thick line is the median.</p>\n"
             f'<div class="wide">{chart}</div>\n'
             '<h3>Fastest and slowest submissions</h3>\n<div class="wide"><table class="list">\n<thead><tr><th>lab</th>'

@@ -9,6 +9,7 @@ reads each report once) to the page, as in batch.
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import re
@@ -233,6 +234,23 @@ class SmallClassTest(PageAsserts, unittest.TestCase):
         low, high, _ = charts.log_axis([r for lab in self.labs for r, _ in dashboard.ratios(self.students, lab)], 1.2)
         self.assertLess(low, 0.3)
         self.assertGreater(high, 2.5)
+
+    def test_the_line_follows_the_courses_ratio(self):
+        # The reports carry the configuration they were graded with: a course at 1.5x, with
+        # reduction at 1.1x, gets its line at 1.5 and reduction named apart.
+        students = copy.deepcopy(self.students)
+        for student in students:
+            if student.report is not None:
+                student.report.config = {"defaults": {"full_credit_ratio": 1.5},
+                                         "labs": {"reduction": {"full_credit_ratio": 1.1}}}
+        self.assertEqual(dashboard.full_credit_ratio(students, "vectorAdd"), 1.5)
+        self.assertEqual(dashboard.full_credit_ratio(students, "reduction"), 1.1)
+        self.assertEqual(dashboard.full_credit_ratio([], "vectorAdd"), 1.2)  # no report says: the kit's default
+        page = dashboard.render(students, self.labs, "gradebook.csv")
+        speed = page[page.index('id="speed"'):page.index('id="problems"')]
+        self.assertInPage("1.5×: full performance points at or left of this line", speed)
+        self.assertInPage("other labs: reduction 1.1×", speed)
+        self.assertNotIn("1.2×: full performance points", speed)
 
     def test_findings_by_kind(self):
         kinds = dashboard.problem_kinds(self.students, self.labs)

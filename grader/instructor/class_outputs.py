@@ -55,6 +55,9 @@ def _sheet(entries: list[Entry], layout: Layout, rubrics: dict[str, Any]) -> Non
     except OSError as exc:
         print(f"grader batch: could not write the grading sheet: {exc}", file=sys.stderr)
         return
+    if not waiting:
+        print(f"grading sheet: {path} (no write-up waits to be graded by hand)")
+        return
     print(f"grading sheet: {path} ({waiting} write-up{'s' * (waiting != 1)} with items to grade by hand; "
           f"fill it in, then: --collect --hand-grades {path})")
 

@@ -187,6 +187,11 @@ class GradeTest(unittest.TestCase):
         self.assertIn('LAB_REGISTER_VARIANT(<function>, "interleaved"', missing.rows[0]["why"])
         untested = variants.grade(STEPS, None)
         self.assertEqual(({row["status"] for row in untested.rows}, untested.points), ({variants.NOT_TESTED}, 0.0))
+        # No GPU: every test skipped, and the registered variants' tests never made. Nothing
+        # is known of the registrations, so nothing says "not registered"; no point either.
+        skipped = variants.grade(STEPS, [test_row("Sizes/ReduceSumGpu.MatchesCpu/n_1", "skipped")])
+        self.assertEqual(({row["status"] for row in skipped.rows}, skipped.points), ({variants.NOT_TESTED}, 0.0))
+        self.assertIn("no test ran (no GPU?)", skipped.rows[0]["why"])
 
     # Skipped tests (a machine without a GPU skips every GPU test) prove nothing: no points.
     def test_skipped_tests_earn_nothing(self):

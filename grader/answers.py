@@ -228,8 +228,10 @@ def read_key(path: Path) -> dict[str, dict[str, Any]]:
 def key_matches(answer: float, entry: dict[str, Any]) -> bool:
     """Whether `answer` equals the key's value, within its tolerances."""
     value = float(entry["value"])
+    # Beyond the key's tolerances, the rounding of a decimal written out: relative to the key,
+    # so that a tiny key (a subnormal, 1.4e-45) is not matched by every tiny answer.
     allowed = max(float(entry.get("abs_tolerance") or 0.0), float(entry.get("rel_tolerance") or 0.0) * abs(value),
-                  1e-9 * max(1.0, abs(value)))
+                  1e-9 * abs(value) if value else 1e-12)
     return abs(answer - value) <= allowed
 
 

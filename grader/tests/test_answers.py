@@ -121,6 +121,14 @@ class Grading(unittest.TestCase):
         self.assertFalse(answers.key_matches(105.1, entry))
         self.assertTrue(answers.key_matches(102, {"value": 100, "abs_tolerance": 2}))
         self.assertTrue(answers.key_matches(0.1 + 0.2, {"value": 0.3}))  # rounding is not a wrong answer
+        # A tiny key is matched relative to itself: the smallest subnormal float is not any
+        # tiny number, nor the smallest normal one.
+        subnormal = {"value": 1.401298464324817e-45}
+        self.assertTrue(answers.key_matches(answers.parse_number("1.401298464324817e-45"), subnormal))
+        self.assertFalse(answers.key_matches(7e-46, subnormal))
+        self.assertFalse(answers.key_matches(1.1754943508222875e-38, subnormal))
+        self.assertTrue(answers.key_matches(0.0, {"value": 0}))
+        self.assertFalse(answers.key_matches(1e-6, {"value": 0}))
 
     def test_missing_file_heading_or_number(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -568,8 +568,9 @@ std::vector<int> box_items(int capacity) {
 }
 
 // `takers` takers at a box of `capacity` items whose top is `top0` (it holds that many
-// when top0 <= capacity): checks the final top exactly, the multiset of what the takers got (the box's top items, each once, and
-// -1 for every taker that found nothing), and that the box is unchanged. Returns the top.
+// when top0 <= capacity): checks the final top exactly, the multiset of what the takers
+// got (the box's top items, each once, and -1 for every taker that found nothing), and
+// that the box is unchanged. Returns the top.
 unsigned check_take(int capacity, unsigned top0, unsigned limit, int takers, const std::string& label) {
   SCOPED_TRACE(label + ": capacity " + std::to_string(capacity) + ", top " + std::to_string(top0) +
                " on entry, limit " + std::to_string(limit) + ", " + std::to_string(takers) + " takers");

@@ -155,3 +155,39 @@ int expand(const int* in, const int* counts, int* out, int n) {
 //                          "one line on what it does");
 //   Needed: "three_pass" (include "lab/variants.h").
 //   Your compact may call the fastest of them.
+
+// ---- Further part: worklists with atomicInc and atomicDec (handout: "Further part:
+// worklists, atomicInc and atomicDec"; tests: --gtest_filter='*Worklist*') -----------------
+
+// Pushes every kept in[i] (compact_keep) into the ring buffer ring[0, capacity); *tail is
+// the next free slot and wraps from capacity - 1 back to 0 (compact.h has the contract).
+void worklist_push(const int* in, int n, int* ring, int capacity, unsigned* tail) {
+  // TODO(student): a kernel with one thread per element (or a grid-stride loop). A thread
+  // whose element is kept takes its slot with
+  //     unsigned slot = atomicInc(tail, capacity - 1);   // returns the old *tail
+  // and writes ring[slot] = its element. atomicInc stores 0 instead of going past
+  // capacity - 1, so the tail wraps by itself: *tail must end in [0, capacity), which
+  // atomicAdd followed by `% capacity` does not give. n = 0 launches nothing.
+  (void)in;
+  (void)n;
+  (void)ring;
+  (void)capacity;
+  (void)tail;
+}
+
+// Each of `takers` threads takes at most one item from the donation box box[0, *top)
+// (compact.h has the contract).
+void worklist_take(const int* box, int capacity, unsigned* top, unsigned limit, int* taken, int takers) {
+  // TODO(student): a kernel with one thread per taker. Each does
+  //     unsigned old = atomicDec(top, limit);            // returns the old *top
+  // An old value from 1 to capacity is an item: taken[t] = box[old - 1]. Any other old
+  // value is not: 0 means the box was empty (atomicDec then stored limit, not -1), and a
+  // value above capacity means an earlier taker already wrapped it; both get
+  // taken[t] = -1. Never read box outside [0, capacity). takers = 0 launches nothing.
+  (void)box;
+  (void)capacity;
+  (void)top;
+  (void)limit;
+  (void)taken;
+  (void)takers;
+}

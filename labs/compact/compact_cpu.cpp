@@ -6,7 +6,8 @@
 // kept elements *is* the exclusive scan, read at the moment element i is visited. The
 // tests compare your kernels with these functions, and the bench times them (sdkTimer)
 // for the speedup columns. compact_flags_cpu and exclusive_sum_cpu are the map and scan
-// steps on their own, so the tests can check the lecture's address table.
+// steps on their own, so the tests can check the lecture's address table. Also the
+// further part's worklists, with atomicInc's and atomicDec's rules written out.
 #include "compact.h"
 
 void compact_flags_cpu(const int* in, int* flags, int n) {
@@ -37,4 +38,37 @@ int expand_cpu(const int* in, const int* counts, int* out, int n) {
     total += counts[i];
   }
   return total;
+}
+
+unsigned atomic_inc_cpu(unsigned* address, unsigned limit) {
+  const unsigned old = *address;
+  *address = old >= limit ? 0u : old + 1u;
+  return old;
+}
+
+unsigned atomic_dec_cpu(unsigned* address, unsigned limit) {
+  const unsigned old = *address;
+  *address = (old == 0u || old > limit) ? limit : old - 1u;
+  return old;
+}
+
+int worklist_push_cpu(const int* in, int n, int* ring, int capacity, unsigned* tail) {
+  int pushed = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!compact_keep(in[i])) continue;
+    ring[atomic_inc_cpu(tail, static_cast<unsigned>(capacity) - 1u)] = in[i];
+    ++pushed;
+  }
+  return pushed;
+}
+
+int worklist_take_cpu(const int* box, int capacity, unsigned* top, unsigned limit, int* taken, int takers) {
+  int took = 0;
+  for (int t = 0; t < takers; ++t) {
+    const unsigned old = atomic_dec_cpu(top, limit);
+    const bool valid = old >= 1u && old <= static_cast<unsigned>(capacity);  // else: empty, or wrapped before
+    taken[t] = valid ? box[old - 1u] : -1;
+    took += valid ? 1 : 0;
+  }
+  return took;
 }

@@ -65,3 +65,31 @@ void sobel(const unsigned char* in, unsigned char* out, int width, int height, i
 //                          "one line on what it does");
 //   Needed: "global" and "shared_tile" (include "lab/variants.h").
 //   Your sobel may call the fastest of them.
+
+// ---- Further part: 1-D convolution with boundaries (handout: "Further part: 1-D
+// convolution with boundaries"; tests: --gtest_filter='*Convolve*') ----------------------
+//
+// out[i] = mask[0]·in[i−r] + … + mask[2r]·in[i+r], r = radius, where in[k] outside
+// [0, n) is a ghost cell worth 0 (sobel.h). in and out do not overlap: never write the
+// result into the array you read (a neighbour may not have read its input yet).
+void convolve_1d(const float* in, float* out, int n, const float* mask, int radius) {
+  // TODO(student), step 1: a kernel with one thread per output element that sums its
+  // 2r + 1 terms, skipping the ghost cells: keep every read of `in` inside [0, n) (the
+  // grader runs compute-sanitizer memcheck on these tests: a read of in[-1] is an error,
+  // even when you multiply it by 0). Index in long long: i + r can pass 2^31 − 1.
+  // Launch ceil(n / threads) blocks; n = 0 launches nothing.
+  //
+  // TODO(student), step 2: the tiled version. Copy the mask into constant
+  // memory (a `__constant__ float c_mask[2 * kConvolveMaxRadius + 1];` filled with
+  // cudaMemcpyToSymbol(c_mask, mask, bytes, 0, cudaMemcpyDeviceToDevice): mask is a
+  // device pointer), and let each block first copy its tile of `in` plus the halo of r
+  // cells on each side into shared memory (ghost cells stored as 0), then
+  // __syncthreads(), then compute from the tile. You may register both versions with
+  // LAB_REGISTER_VARIANT(convolve_1d, "name", fn, "...") (include "lab/variants.h"): the
+  // tests check them too.
+  (void)in;
+  (void)out;
+  (void)n;
+  (void)mask;
+  (void)radius;
+}

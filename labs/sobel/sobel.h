@@ -1,7 +1,8 @@
 // Provided by the kit: do not edit. The interface of the sobel lab.
 //
 // sobel() is what the tests, the grader and the sobel_edges tool call. It takes device
-// pointers, so the timed work is the GPU's and not the copies over PCIe.
+// pointers, so the timed work is the GPU's and not the copies over PCIe. convolve_1d is
+// the further part, a 1-D stencil with boundaries.
 // Handout: handouts/sobel.md.
 #pragma once
 
@@ -43,3 +44,26 @@ constexpr int kSobelDefaultThreshold = 10000;
 /// a smooth background gradient, a filled rectangle, a disc, a thin diagonal line and a
 /// little seeded noise. The same seed gives the same picture.
 std::vector<unsigned char> sobel_test_image(int width, int height, std::uint64_t seed);
+
+/// Further part (a 1-D stencil, the lecture's convolution filter; handout: "Further part:
+/// 1-D convolution with boundaries"): for 0 ≤ i < n, on the default stream,
+///
+///     out[i] = mask[0] · in[i − radius] + mask[1] · in[i − radius + 1] + … + mask[2·radius] · in[i + radius]
+///
+/// where an in[k] with k < 0 or k ≥ n is a ghost cell: it counts as 0 (its term is left
+/// out). `in`, `out` and `mask` are device pointers (any float alignment): in and out hold
+/// n floats and do not overlap, mask holds 2 · radius + 1 floats. Every out[0 .. n−1] is
+/// overwritten, nothing else is written, in and mask are left unchanged.
+/// 0 ≤ radius ≤ kConvolveMaxRadius (a radius larger than n is allowed: most terms are
+/// then ghosts); 0 ≤ n ≤ 2^31 − 1, and n = 0 does nothing. Floating point: a sum in
+/// another order, or with fused multiply-adds, may differ from the CPU's in the last bits;
+/// the tests compare exactly on small integer values (every sum is then exact) and within
+/// a stated tolerance on other data (sobel_test.cu, convolve_tolerance).
+void convolve_1d(const float* in, float* out, int n, const float* mask, int radius);
+
+/// The largest radius convolve_1d takes: a mask of 2049 floats (8 KiB) fits constant memory.
+constexpr int kConvolveMaxRadius = 1024;
+
+/// The sequential 1-D convolution on the CPU (host pointers, same contract): each out[i]
+/// sums its terms in the order of the formula, mask[0] first. The golden result.
+void convolve_1d_cpu(const float* in, float* out, int n, const float* mask, int radius);

@@ -2,7 +2,8 @@
 // nested loops over the interior pixels, the two 3×3 masks, the squared magnitude
 // against the threshold. Unlike the homework's listing it also writes the border (0),
 // since an output pixel nobody writes holds garbage. The tests compare your kernel with
-// it exactly, and the bench times it (sdkTimer) for your speedup.
+// it exactly, and the bench times it (sdkTimer) for your speedup. Also the sequential
+// 1-D convolution of the further part, with ghost cells outside the array.
 #include <cstddef>
 
 #include "lab/data.h"
@@ -61,4 +62,15 @@ std::vector<unsigned char> sobel_test_image(int width, int height, std::uint64_t
     }
   }
   return img;
+}
+
+void convolve_1d_cpu(const float* in, float* out, int n, const float* mask, int radius) {
+  for (long long i = 0; i < n; ++i) {
+    float sum = 0.0f;
+    for (long long j = 0; j <= 2LL * radius; ++j) {
+      const long long k = i + j - radius;  // the input cell under mask[j]
+      if (k >= 0 && k < n) sum += mask[j] * in[k];  // a ghost cell (outside [0, n)) adds nothing
+    }
+    out[i] = sum;
+  }
 }

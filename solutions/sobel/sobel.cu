@@ -250,3 +250,80 @@ LAB_REGISTER_VARIANT(sobel, "global", sobel_global, "one pixel per thread, neigh
 LAB_REGISTER_VARIANT(sobel, "shared_tile", sobel_shared_tile, "one pixel per thread, 32x8 tile + halo in shared memory");
 LAB_REGISTER_VARIANT(sobel, "multi_pixel", sobel_multi_pixel,
                      "4-pixel column strips of 32 rows over a shared tile of words");
+
+// ---- Further part: 1-D convolution with boundaries ----------------------------------
+//
+//   simple  one output per thread, the input and the mask read from global memory
+//   tiled   the mask in constant memory; each block copies its 256 inputs plus a halo of
+//           radius cells on each side into shared memory (ghost cells as 0), then every
+//           thread sums its 2·radius + 1 terms from there
+// convolve_1d (what the tests call) is tiled. Both sum the terms in the order of the
+// formula, mask[0] first, like the CPU version.
+
+namespace {
+
+constexpr int kConvThreads = 256;                                    // outputs per block
+constexpr int kConvMaskSize = 2 * kConvolveMaxRadius + 1;            // 2049 floats, 8 KiB
+constexpr int kConvTileSize = kConvThreads + 2 * kConvolveMaxRadius; // 2304 floats, 9 KiB
+
+__constant__ float c_conv_mask[kConvMaskSize];
+
+unsigned conv_blocks(int n) {
+  return static_cast<unsigned>((static_cast<long long>(n) + kConvThreads - 1) / kConvThreads);
+}
+
+__global__ void convolve_simple_kernel(const float* __restrict__ in, float* __restrict__ out, int n,
+                                       const float* __restrict__ mask, int radius) {
+  const long long i = static_cast<long long>(blockIdx.x) * kConvThreads + threadIdx.x;
+  if (i >= n) return;
+  float sum = 0.0f;
+  for (int j = 0; j <= 2 * radius; ++j) {
+    const long long k = i + j - radius;
+    if (k >= 0 && k < n) sum += mask[j] * in[k];  // ghost cells are never read
+  }
+  out[i] = sum;
+}
+
+void convolve_simple(const float* in, float* out, int n, const float* mask, int radius) {
+  if (n <= 0) return;
+  convolve_simple_kernel<<<conv_blocks(n), kConvThreads>>>(in, out, n, mask, radius);
+  LAB_CHECK_LAUNCH();
+}
+
+__global__ void convolve_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int n, int radius) {
+  // tile[t] holds in[first - radius + t]: the block's outputs start at tile[radius].
+  __shared__ float tile[kConvTileSize];
+  const long long first = static_cast<long long>(blockIdx.x) * kConvThreads;
+  const int cells = kConvThreads + 2 * radius;
+  for (int t = threadIdx.x; t < cells; t += kConvThreads) {  // neighbouring threads, neighbouring cells
+    const long long k = first - radius + t;
+    tile[t] = (k >= 0 && k < n) ? in[k] : 0.0f;  // ghost cells: 0, and never read from in
+  }
+  __syncthreads();  // every thread reaches it: none has returned yet
+  const long long i = first + threadIdx.x;
+  if (i >= n) return;
+  float sum = 0.0f;
+  for (int j = 0; j <= 2 * radius; ++j) sum += c_conv_mask[j] * tile[threadIdx.x + j];
+  out[i] = sum;
+}
+
+void convolve_tiled(const float* in, float* out, int n, const float* mask, int radius) {
+  if (n <= 0) return;
+  // mask is a device pointer: a device-to-device copy into constant memory, on the default
+  // stream, so it is done before the kernel starts.
+  LAB_CUDA_CHECK(cudaMemcpyToSymbol(c_conv_mask, mask, sizeof(float) * (2 * static_cast<std::size_t>(radius) + 1), 0,
+                                    cudaMemcpyDeviceToDevice));
+  convolve_tiled_kernel<<<conv_blocks(n), kConvThreads>>>(in, out, n, radius);
+  LAB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void convolve_1d(const float* in, float* out, int n, const float* mask, int radius) {
+  convolve_tiled(in, out, n, mask, radius);
+}
+
+LAB_REGISTER_VARIANT(convolve_1d, "simple", convolve_simple,
+                     "one output per thread, input and mask from global memory");
+LAB_REGISTER_VARIANT(convolve_1d, "tiled", convolve_tiled,
+                     "mask in constant memory, each block's inputs and halo in shared memory");

@@ -15,6 +15,7 @@ the GPU timer, a speed above the device's roofline) earn nothing and are flagged
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -189,8 +190,7 @@ def _misses(student: dict[str, Any]) -> str:
     bound = misses.get("bound_ms")
     if not gaps or not isinstance(bound, (int, float)) or isinstance(bound, bool):
         return ""
-    gaps.sort()
-    return (f"; in those calls the GPU was busy {1000 * gaps[len(gaps) // 2]:.0f} us (median) beyond the stamps, "
+    return (f"; in those calls the GPU was busy {1000 * statistics.median(gaps):.0f} us (median) beyond the stamps, "
             f"where {1000 * bound:.0f} us is allowed")
 
 

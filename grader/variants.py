@@ -139,9 +139,13 @@ def grade(required: tuple[RequiredVariant, ...], tests: list[dict[str, Any]] | N
             row.update(status=NOT_TESTED, why="the tests did not run")
         else:
             mine = tests_of(variant.name, tests)
-            row.update(_tested(variant, mine, checked) if mine or _some_ran(tests) else
-                       dict(status=NOT_TESTED, why="no test ran (no GPU?): a registered variant's tests are made "
-                            "when the tests run on a GPU, so whether it is registered is not known yet"))
+            if not mine and variant.kind == STEP and _registered(variant.name, steps):
+                # Registered, but the run made no test of it: a registered variant's tests are
+                # made from the worker's list of variants, which a machine without a GPU never reads.
+                row.update(status=NOT_TESTED, why="registered in your file (the grader read its LAB_REGISTER_VARIANT "
+                           "record), but no test ran it: its tests run on a GPU")
+            else:
+                row.update(_tested(variant, mine, checked))
             row["tests"] = len(mine)
         row.update(timed.get(variant.name, {}))
         if variant.kind == STEP:
@@ -152,10 +156,11 @@ def grade(required: tuple[RequiredVariant, ...], tests: list[dict[str, Any]] | N
     return result
 
 
-def _some_ran(tests: list[dict[str, Any]]) -> bool:
-    """Whether any test of the run ran (passed or failed): on a machine without a GPU every
-    GPU test is skipped, and the tests of registered variants are not even made."""
-    return any(t.get("status") in ("passed", "failed") for t in tests)
+def _registered(name: str, steps: dict[str, Any] | None) -> bool:
+    """Whether the static checks found a LAB_REGISTER_VARIANT record of step `name` in the
+    compiled file (steps.Analysis.as_dict; False when they did not read it)."""
+    return isinstance(steps, dict) and bool(steps.get("ok")) and any(
+        isinstance(r, dict) and r.get("name") == name for r in steps.get("variants") or [])
 
 
 def _tested(variant: RequiredVariant, mine: list[dict[str, Any]], checked: dict[str, Any] | None) -> dict[str, Any]:

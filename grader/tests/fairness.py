@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -108,16 +109,10 @@ def row(lab: str, workload: str, variant: str, facts: tuple[bool, float | None],
     return f"{lab:<15} {workload[:38]:<38} {'yes' if graded else '':<6} {timing} {variant[:24]:<24} {rest}"
 
 
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
-
 def merge(runs: list[dict[tuple[str, str], float]]) -> dict[tuple[str, str], float]:
     """Per key, the median over the runs that have it."""
     keys = set().union(*runs) if runs else set()
-    return {key: median([run[key] for run in runs if key in run]) for key in keys}
+    return {key: statistics.median([run[key] for run in runs if key in run]) for key in keys}
 
 
 def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance: float,

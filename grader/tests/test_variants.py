@@ -187,11 +187,16 @@ class GradeTest(unittest.TestCase):
         self.assertIn('LAB_REGISTER_VARIANT(<function>, "interleaved"', missing.rows[0]["why"])
         untested = variants.grade(STEPS, None)
         self.assertEqual(({row["status"] for row in untested.rows}, untested.points), ({variants.NOT_TESTED}, 0.0))
-        # No GPU: every test skipped, and the registered variants' tests never made. Nothing
-        # is known of the registrations, so nothing says "not registered"; no point either.
-        skipped = variants.grade(STEPS, [test_row("Sizes/ReduceSumGpu.MatchesCpu/n_1", "skipped")])
-        self.assertEqual(({row["status"] for row in skipped.rows}, skipped.points), ({variants.NOT_TESTED}, 0.0))
-        self.assertIn("no test ran (no GPU?)", skipped.rows[0]["why"])
+        # No GPU: the registered variants' tests are never made (the CPU tests still pass). A
+        # step whose record the static checks read is "not tested", not "not registered"; a
+        # step without a record stays "not registered"; neither earns a point.
+        steps = {"ok": True, "variants": [{"function": "reduce_sum", "name": "interleaved", "kernels": ["k"]}]}
+        no_gpu = variants.grade(STEPS, [test_row("Cpu.Reference"), test_row("Sizes/ReduceSumGpu.MatchesCpu/n_1",
+                                                                            "skipped")], steps=steps)
+        rows = {row["name"]: row for row in no_gpu.rows}
+        self.assertEqual((rows["interleaved"]["status"], no_gpu.points), (variants.NOT_TESTED, 0.0))
+        self.assertIn("registered in your file", rows["interleaved"]["why"])
+        self.assertEqual(rows["first_add"]["status"], variants.MISSING)
 
     # Skipped tests (a machine without a GPU skips every GPU test) prove nothing: no points.
     def test_skipped_tests_earn_nothing(self):

@@ -97,3 +97,39 @@ HostRunResult vector_add_host_pinned(const float* h_a, const float* h_b, float* 
   (void)n;
   return {cudaErrorNotYetImplemented, 0.0f};
 }
+
+// ---- Further part: launch overhead and kernel fusion (handout: "Further part: launch
+// overhead and kernel fusion"; tests: --gtest_filter='*Kernel*Gpu*') ---------------------
+//
+// The lecture's profiled program: each iteration runs K1 (x[i] = 3 x[i] + i), K2
+// (hist[x[i] % kFuseBins] += 1, with atomics) and K3 (reverse each tile of kFuseTile
+// elements, through shared memory). vectorAdd.h gives the exact contract.
+
+void three_kernels(unsigned int* x, unsigned int* hist, int n, int iterations) {
+  // TODO(student): three kernels and, for t = 0 .. iterations − 1, one launch of each in
+  // this order (3 · iterations launches; each launch sees the previous one's writes, since
+  // they queue on the default stream):
+  //   K1: one thread per element; index in long long (blocks × 256 can pass 2^31 − 1).
+  //   K2: atomicAdd(&hist[x[i] % kFuseBins], 1u): many threads hit the same counter.
+  //   K3: one block of kFuseTile threads per tile: copy the tile into __shared__ memory,
+  //       __syncthreads(), then write element k of the tile from element len − 1 − k
+  //       (len: the tile's length, shorter for the last tile).
+  // n <= 0 or iterations <= 0 launches nothing.
+  (void)x;
+  (void)hist;
+  (void)n;
+  (void)iterations;
+}
+
+void fused_kernel(unsigned int* x, unsigned int* hist, int n, int iterations) {
+  // TODO(student): the same work in ONE launch: one block of kFuseTile threads per tile,
+  // each thread keeping its element in a register, with the loop over the iterations
+  // inside the kernel: K1 on the register, K2's atomicAdd, K3 through the shared tile.
+  // Every thread of the block must reach every __syncthreads(), also the threads past
+  // the end of a short last tile, and the tile may be overwritten only once every thread
+  // has read its element from it. Then time both with the bench (vectorAdd_bench).
+  (void)x;
+  (void)hist;
+  (void)n;
+  (void)iterations;
+}

@@ -36,3 +36,29 @@ HostRunResult vector_add_host(const float* h_a, const float* h_b, float* h_c, in
 /// are cudaMemcpyAsync on the default stream, and h_c is filled from the pinned result.
 /// Checks, errors, freeing (cudaFreeHost too) and n = 0 as vector_add_host.
 HostRunResult vector_add_host_pinned(const float* h_a, const float* h_b, float* h_c, int n);
+
+// ---- Further part: launch overhead and kernel fusion (handout: "Further part: launch
+// overhead and kernel fusion") ---------------------------------------------------------
+
+/// K3 reverses tiles of this many consecutive elements; K2 counts into this many bins.
+constexpr int kFuseTile = 256;
+constexpr int kFuseBins = 64;
+
+/// The lecture's profiled program: three small steps, repeated `iterations` times on x, an
+/// array of n unsigned ints, and hist, kFuseBins counters (device pointers, on the default
+/// stream). Iteration t = 0, 1, …, iterations − 1 does, in this order:
+///   K1 (simple memory accesses)  x[i] = 3 · x[i] + i for every 0 ≤ i < n (modulo 2^32);
+///   K2 (atomics)                 hist[x[i] % kFuseBins] += 1 for every i, with K1's x;
+///   K3 (shared memory)           reverses every tile of kFuseTile consecutive elements in
+///                                place: x[0..255], x[256..511], …; the last tile, of
+///                                n % 256 elements when that is not 0, is reversed within itself.
+/// hist is added to, not cleared. Nothing else is written. n = 0 or iterations = 0 does
+/// nothing; 0 ≤ n ≤ 2^31 − 1. The result is exact (integers), whatever the order of the
+/// atomics. three_kernels launches K1, K2 and K3 once per iteration (3 · iterations
+/// launches); fused_kernel does the same work in ONE launch (all three steps in one kernel,
+/// the loop over the iterations inside it).
+void three_kernels(unsigned int* x, unsigned int* hist, int n, int iterations);
+void fused_kernel(unsigned int* x, unsigned int* hist, int n, int iterations);
+
+/// The same on the CPU (host pointers), step by step as above: the golden result.
+void fusion_steps_cpu(unsigned int* x, unsigned int* hist, int n, int iterations);

@@ -9,8 +9,12 @@
 //     mean of the two ratios to the reference): GB/s = 3 arrays x 4 bytes x n / time,
 //     beside a device-to-device cudaMemcpy, which bounds what any kernel can reach;
 //  2. end to end at 2^26: copy a and b to the GPU, add, copy c back, from pageable and
-//     from pinned host memory. Compare it with the kernel alone to see where the time goes.
+//     from pinned host memory. Compare it with the kernel alone to see where the time goes;
+//  3. the further part, launch overhead and kernel fusion: three_kernels (3 launches per
+//     iteration) and fused_kernel (one launch in all) on the lecture's kind of problem, a
+//     small array (2^16 elements) and 100 iterations: compare the two rows' times.
 // The CPU version is timed with the sdkTimer API for the speedup columns.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -93,6 +97,63 @@ void run_kernel(lab::bench::Harness& h, int n) {
   h.run(kernel);
 }
 
+// The further part: the lecture's three small kernels, launched 3 x `iterations` times
+// (three_kernels), against one fused launch (fused_kernel), on n elements. Not graded: it
+// shows what the launches cost. Every call starts from the same x and zeroed counters
+// (restored before it, untimed) and is checked against the CPU's result.
+void run_fusion(lab::bench::Harness& h, int n, int iterations) {
+  std::vector<unsigned int> x0(n), x_expected, hist_expected(kFuseBins, 0u);
+  lab::Rng rng(lab::case_seed("bench_fusion"));
+  for (unsigned int& v : x0) v = static_cast<unsigned int>(rng.next());
+  x_expected = x0;
+  fusion_steps_cpu(x_expected.data(), hist_expected.data(), n, iterations);
+  lab::DeviceBuffer<unsigned int> dx0(x0), dx(n), dhist(kFuseBins), dx_expected(x_expected),
+      dhist_expected(hist_expected);
+  std::vector<unsigned int> x_cpu(n), hist_cpu(kFuseBins);
+
+  using FusionFn = decltype(fused_kernel);
+  lab::bench::Workload w;
+  w.name = "kernel fusion n=" + std::to_string(n) + " iterations=" + std::to_string(iterations) +
+           ": 3 launches per iteration vs one launch; Gsteps/s = n x iterations / time";
+  w.function = "fused_kernel";
+  w.unit = "Gsteps/s";
+  w.amount = static_cast<double>(n) * iterations;  // one element through K1, K2 and K3 once
+  w.prepare = [&] {
+    LAB_CUDA_CHECK(cudaMemcpy(dx.data(), dx0.data(), sizeof(unsigned int) * n, cudaMemcpyDeviceToDevice));
+    LAB_CUDA_CHECK(cudaMemset(dhist.data(), 0, sizeof(unsigned int) * kFuseBins));
+  };
+  w.check = [&]() -> std::string {
+    const std::string x_check = lab::bench::check_equal_device(dx_expected.data(), dx.data(), n);
+    if (!x_check.empty()) return "x: " + x_check;
+    const std::string hist_check = lab::bench::check_equal_device(dhist_expected.data(), dhist.data(), kFuseBins);
+    return hist_check.empty() ? "" : "hist: " + hist_check;
+  };
+  w.cpu = [&] {
+    x_cpu = x0;
+    std::fill(hist_cpu.begin(), hist_cpu.end(), 0u);
+    fusion_steps_cpu(x_cpu.data(), hist_cpu.data(), n, iterations);
+  };
+  auto bind = [&](FusionFn* fn) { return [&, fn] { fn(dx.data(), dhist.data(), n, iterations); }; };
+  using lab::bench::Candidate;
+  using lab::bench::Role;
+  const std::string launches = std::to_string(3 * iterations);
+  h.add_candidate(w, Candidate{"fused (yours)", Role::Student, bind(fused_kernel),
+                               "your fused_kernel: one launch, the loop inside the kernel"});
+  h.add_candidate(w, Candidate{"three kernels (yours)", Role::Variant, bind(three_kernels),
+                               "your three_kernels: K1, K2, K3 per iteration, " + launches + " launches"});
+  if (h.reference().loaded()) {
+    const lab::VariantRegistry& ref = *h.reference().registry();
+    if (FusionFn* fn = ref.get<FusionFn>("fused_kernel", "default")) {
+      h.add_candidate(w, Candidate{"fused (reference)", Role::Reference, bind(fn), "the reference's fused_kernel"});
+    }
+    if (FusionFn* fn = ref.get<FusionFn>("three_kernels", "default")) {
+      h.add_candidate(w, Candidate{"three kernels (reference)", Role::Variant, bind(fn),
+                                   "the reference's three_kernels, " + launches + " launches"});
+    }
+  }
+  h.run(w);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -140,5 +201,8 @@ int main(int argc, char** argv) {
   h.add_candidate(e2e, {"student, pinned", lab::bench::Role::Variant, end_to_end(vector_add, pa.p, pb.p, pc.p),
                         "copies from page-locked host memory (cudaMallocHost)"});
   h.run(e2e);
+
+  // The further part: launch overhead and kernel fusion (the lecture's small problem).
+  run_fusion(h, 1 << 16, 100);
   return h.finish();
 }

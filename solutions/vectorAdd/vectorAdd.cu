@@ -9,6 +9,8 @@
 // Part A, the host program: vector_add_host (pageable memory) and vector_add_host_pinned
 // (staged through page-locked buffers) do the allocations, copies and frees themselves,
 // check every call, and time the kernel with events.
+// Further part: three_kernels launches the lecture's K1, K2 and K3 once per iteration;
+// fused_kernel does the same work in one launch.
 #include <cstdint>
 #include <cstring>
 
@@ -199,4 +201,87 @@ HostRunResult vector_add_host_pinned(const float* h_a, const float* h_b, float* 
     if (p != nullptr) keep_first(status, cudaFreeHost(p));
   }
   return {status, status == cudaSuccess ? ms : 0.0f};
+}
+
+// ---- Further part: launch overhead and kernel fusion ---------------------------------------
+//
+// three_kernels is the lecture's program: K1, K2 and K3, each a few microseconds of work on
+// a small array, launched once per iteration, so the launches cost more than the work.
+// fused_kernel does all three in one kernel with the loop inside: one launch in all. A block
+// owns one tile (K3 needs no other block's elements), each thread keeps its element in a
+// register between the steps, and fusing lets K2 count into the block's own histogram in
+// shared memory, merged into hist once at the end instead of 256 global atomics per
+// iteration.
+namespace {
+
+__global__ void k1_scale_add_kernel(unsigned int* x, int n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 3u * x[i] + static_cast<unsigned int>(i);
+}
+
+__global__ void k2_count_kernel(const unsigned int* x, unsigned int* hist, int n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) atomicAdd(&hist[x[i] % kFuseBins], 1u);
+}
+
+// One block of kFuseTile threads per tile; `len` is the tile's length (the last may be short).
+__global__ void k3_reverse_tiles_kernel(unsigned int* x, int n) {
+  __shared__ unsigned int tile[kFuseTile];
+  const long long start = static_cast<long long>(blockIdx.x) * kFuseTile;
+  const int len = static_cast<int>(n - start < kFuseTile ? n - start : kFuseTile);
+  const int k = threadIdx.x;
+  if (k < len) tile[k] = x[start + k];
+  __syncthreads();  // the whole tile is read before any element of it is written
+  if (k < len) x[start + k] = tile[len - 1 - k];
+}
+
+__global__ void fused_steps_kernel(unsigned int* x, unsigned int* hist, int n, int iterations) {
+  __shared__ unsigned int tile[kFuseTile];
+  __shared__ unsigned int counts[kFuseBins];
+  const long long start = static_cast<long long>(blockIdx.x) * kFuseTile;
+  const int len = static_cast<int>(n - start < kFuseTile ? n - start : kFuseTile);
+  const int k = threadIdx.x;
+  const bool mine = k < len;  // threads past a short last tile still reach every barrier
+  for (int b = k; b < kFuseBins; b += blockDim.x) counts[b] = 0u;
+  unsigned int v = mine ? x[start + k] : 0u;
+  __syncthreads();
+  for (int t = 0; t < iterations; ++t) {
+    // K1: this thread's element sits at position start + k in every iteration.
+    v = 3u * v + static_cast<unsigned int>(start + k);
+    // K2: into the block's counters (shared memory atomics).
+    if (mine) atomicAdd(&counts[v % kFuseBins], 1u);
+    // K3: through the tile. The second barrier keeps the next iteration's writes to
+    // `tile` until every thread has read its new element.
+    tile[k] = v;
+    __syncthreads();
+    if (mine) v = tile[len - 1 - k];
+    __syncthreads();
+  }
+  if (mine) x[start + k] = v;
+  for (int b = k; b < kFuseBins; b += blockDim.x) {
+    if (counts[b] != 0u) atomicAdd(&hist[b], counts[b]);
+  }
+}
+
+int tiles_for(int n) { return static_cast<int>((static_cast<long long>(n) + kFuseTile - 1) / kFuseTile); }
+
+}  // namespace
+
+void three_kernels(unsigned int* x, unsigned int* hist, int n, int iterations) {
+  if (n <= 0 || iterations <= 0) return;
+  const int blocks = tiles_for(n);  // blocks of kFuseTile threads: one per tile, for K3
+  for (int t = 0; t < iterations; ++t) {
+    k1_scale_add_kernel<<<blocks, kFuseTile>>>(x, n);
+    LAB_CHECK_LAUNCH();
+    k2_count_kernel<<<blocks, kFuseTile>>>(x, hist, n);
+    LAB_CHECK_LAUNCH();
+    k3_reverse_tiles_kernel<<<blocks, kFuseTile>>>(x, n);
+    LAB_CHECK_LAUNCH();
+  }
+}
+
+void fused_kernel(unsigned int* x, unsigned int* hist, int n, int iterations) {
+  if (n <= 0 || iterations <= 0) return;
+  fused_steps_kernel<<<tiles_for(n), kFuseTile>>>(x, hist, n, iterations);
+  LAB_CHECK_LAUNCH();
 }

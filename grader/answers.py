@@ -9,6 +9,17 @@ an id, a title, a kind ("number" or "text"), the points, and how a number is che
   checked when the instructor grades the class with the keys, its points pending until then;
 - "bench": against a figure of the student's own bench in the same grading run (e.g.
   "your kernel's GB/s at n = 2^26"), within a relative tolerance;
+- "bench" with the figure "peak_dram": the grading GPU's peak DRAM bandwidth as the student
+  computes it (memory clock x bus width x 2 for double data rate / 8), checked for
+  consistency with the grading run's own bench: at least the copy roofline it measured
+  (a peak below a measured copy is a slip), and within the question's tolerance of the
+  peak gpu_specs.py gives for that GPU (a GPU not in the table: left to the instructor);
+- "profile": against a figure of Nsight Compute (profile.py) on one of the lab's kernels
+  (the question's "candidate", e.g. "ref:tiled", and "metric", e.g. "dram_pct"), taken
+  by the grader itself in this grading run, on the kit's own program (never one that holds
+  the student's code: a profile file in the build folder is never read). The grading run
+  profiles only where the course turns it on (`profile_answers`); without a profile of
+  this run the answer is "unchecked", its points pending;
 - text answers are collected into the report for grading by hand: their points are
   listed as pending and are not part of the automatic total.
 
@@ -55,7 +66,22 @@ DEFAULT_BENCH_TOLERANCE = 0.15  # your own bench run by hand and the grading run
 # Two GPUs' shares of their peaks differ more than two runs on one GPU: caches, clocks and
 # how near its peak each GPU's memory gets differ.
 DEFAULT_CROSS_GPU_TOLERANCE = 0.25
-BENCH_FIGURES = {"throughput": "throughput", "median_ms": "time (ms)", "pct_peak": "% of peak"}
+BENCH_FIGURES = {"throughput": "throughput", "median_ms": "time (ms)", "pct_peak": "% of peak",
+                 "peak_dram": "peak DRAM bandwidth (GB/s)"}
+PEAK_DRAM = "peak_dram"  # a bench figure the student computes, checked against the bench's copy roofline
+DEFAULT_PEAK_BAND = 0.05  # "peak_dram": of gpu_specs.py's peak for the grading GPU
+# What a "profile" question may ask for: a figure of profile.py's kernels (all of them
+# comparable across GPUs: shares of a peak, or sectors per request).
+PROFILE_METRICS = {
+    "dram_pct": "DRAM throughput, % of peak",
+    "global_ld_efficiency_pct": "global load efficiency, %",
+    "global_st_efficiency_pct": "global store efficiency, %",
+    "shared_efficiency_pct": "shared efficiency, %",
+    "sectors_per_request": "32-byte sectors per global load request",
+}
+PROFILE_WHY = ("not checked in this grading run: it took no profile (run `python3 -m grader profile {lab}` "
+               "to measure the figure on your GPU; it is checked when a grading run profiles, "
+               "`profile_answers` in the course's grader.toml, or by your instructor): its points are pending")
 # What a bench answer's feedback shows (the config's `answer_feedback`, --answer-feedback).
 VERDICT, FIGURES = "verdict", "figures"
 FEEDBACK = (VERDICT, FIGURES)
@@ -91,10 +117,12 @@ class Question:
     title: str
     kind: str  # "number" | "text"
     points: float
-    check: str  # "key" | "bench" | "manual"
+    check: str  # "key" | "bench" | "manual" | "profile"
     figure: str = "throughput"  # for "bench": which figure of the student's graded workload
-    tolerance: float = DEFAULT_BENCH_TOLERANCE  # for "bench": relative, on the grading GPU
+    tolerance: float = DEFAULT_BENCH_TOLERANCE  # for "bench" and "profile": relative, on the grading GPU
     cross_gpu_tolerance: float = DEFAULT_CROSS_GPU_TOLERANCE  # for "bench": relative, of shares of peak
+    metric: str = ""  # for "profile": a key of PROFILE_METRICS
+    candidate: str = ""  # for "profile": the bench candidate profiled, e.g. "ref:tiled"
 
 
 def parse_questions(raw: Any, where: str) -> tuple[Question, ...]:
@@ -122,12 +150,21 @@ def parse_questions(raw: Any, where: str) -> tuple[Question, ...]:
         check = item.get("check", "key" if kind == "number" else "manual")
         if kind == "text" and check != "manual":
             raise ValueError(f'{at}: a text question is graded by hand ("check": "manual")')
-        if check not in ("key", "bench", "manual"):
-            raise ValueError(f'{at}: "check" must be "key", "bench" or "manual"')
+        if check not in ("key", "bench", "manual", "profile"):
+            raise ValueError(f'{at}: "check" must be "key", "bench", "manual" or "profile"')
         figure = item.get("figure", "throughput")
         if figure not in BENCH_FIGURES:
             raise ValueError(f'{at}: "figure" must be one of {", ".join(BENCH_FIGURES)}')
-        tolerance = item.get("tolerance", DEFAULT_BENCH_TOLERANCE)
+        metric, candidate = item.get("metric", ""), item.get("candidate", "")
+        if check == "profile":
+            if metric not in PROFILE_METRICS:
+                raise ValueError(f'{at}: "metric" must be one of {", ".join(PROFILE_METRICS)}')
+            if not isinstance(candidate, str) or not re.fullmatch(r"[A-Za-z0-9_:]+", candidate):
+                raise ValueError(f'{at}: "candidate" must name a candidate of the bench, e.g. "ref:tiled"')
+        elif metric or candidate:
+            raise ValueError(f'{at}: "metric" and "candidate" belong to a "profile" question')
+        default_tolerance = DEFAULT_PEAK_BAND if check == "bench" and figure == PEAK_DRAM else DEFAULT_BENCH_TOLERANCE
+        tolerance = item.get("tolerance", default_tolerance)
         if not isinstance(tolerance, (int, float)) or isinstance(tolerance, bool) or not 0 <= tolerance < 1:
             raise ValueError(f'{at}: "tolerance" must be a fraction from 0 to 1, e.g. 0.15')
         cross = item.get("cross_gpu_tolerance", DEFAULT_CROSS_GPU_TOLERANCE)
@@ -135,7 +172,7 @@ def parse_questions(raw: Any, where: str) -> tuple[Question, ...]:
             raise ValueError(f'{at}: "cross_gpu_tolerance" must be a fraction from 0 to 1, e.g. 0.25')
         title = item.get("title", qid)
         found.append(Question(qid, title if isinstance(title, str) and title else qid, kind, float(points),
-                              check, figure, float(tolerance), float(cross)))
+                              check, figure, float(tolerance), float(cross), metric, candidate))
     return tuple(found)
 
 
@@ -257,14 +294,14 @@ class Measured:
         return self.gpu + (f" (sm_{self.arch})" if self.arch else "")
 
 
-def parse_measured(answer: str) -> list[Measured]:
+def parse_measured(answer: str, joiner: re.Pattern[str] = _MEASURED_ON) -> list[Measured]:
     """The figures of a bench answer: every line `<number> <unit> measured on <GPU> (sm_XY)`
     (an `Answer:` or list mark before it is allowed), and a number alone on the first line
     (which names no GPU). Other lines are the student's notes."""
     found: list[Measured] = []
     for index, raw in enumerate(line for line in answer.splitlines() if line.strip()):
         body = _LINE_START.sub("", raw, count=1)
-        split = _MEASURED_ON.search(body)
+        split = joiner.search(body)
         if split is None:
             if index == 0 and (value := parse_number(body)) is not None:
                 found.append(Measured(value, text=raw.strip()))
@@ -374,10 +411,13 @@ class AnswersResult:
 
 def grade(questions: tuple[Question, ...], answers_path: Path, shown_as: str, key: dict[str, dict[str, Any]],
           bench: dict[str, Any] | None, points_of: dict[str, float] | None = None,
-          feedback: str = VERDICT, lab: str = "", key_exists: bool | None = None) -> AnswersResult:
+          feedback: str = VERDICT, lab: str = "", key_exists: bool | None = None,
+          profile: dict[str, Any] | None = None) -> AnswersResult:
     """Check every question; `bench` is the student's bench JSON of this run (None when it did
     not run). `feedback`: VERDICT keeps the grading run's figures out of what a wrong bench
-    answer's row says, FIGURES shows them. `lab` names the bench a student runs."""
+    answer's row says, FIGURES shows them. `lab` names the bench a student runs. `profile`:
+    the figures of the profile this grading run took itself (profile.profile_candidates),
+    None when it took none: "profile" questions are then unchecked, their points pending."""
     result = AnswersResult(file=shown_as)
     if not questions:
         return result
@@ -392,11 +432,11 @@ def grade(questions: tuple[Question, ...], answers_path: Path, shown_as: str, ke
             result.pending += worth
             row.update(status=MANUAL if answer and not is_placeholder(answer) else UNANSWERED, why="")
         else:
-            status, why, figure = _check(question, answer, key.get(question.id), bench, feedback, lab)
+            status, why, figure = _check(question, answer, key.get(question.id), bench, feedback, lab, profile)
             no_key_here = not key if key_exists is None else not key_exists  # a broken key is not "no key"
             if status == UNCHECKED and question.check == "key" and no_key_here:
                 status, why = AT_DEADLINE, AT_DEADLINE_WHY  # no key here at all, as on the Classroom runner
-            if status in (OTHER_GPU, AT_DEADLINE):
+            if status in (OTHER_GPU, AT_DEADLINE) or is_pending_profile(question.check, status):
                 result.pending += worth  # like a written answer: the instructor decides
             else:
                 result.max += worth
@@ -414,13 +454,23 @@ def grade(questions: tuple[Question, ...], answers_path: Path, shown_as: str, ke
     return result
 
 
+def is_pending_profile(check: str, status: str) -> bool:
+    """A "profile" answer this grading run could not check (it took no profile): pending."""
+    return check == "profile" and status == UNCHECKED
+
+
 def _check(question: Question, answer: str | None, entry: dict[str, Any] | None,
-           bench: dict[str, Any] | None, feedback: str = VERDICT, lab: str = "") -> tuple[str, str, float | None]:
+           bench: dict[str, Any] | None, feedback: str = VERDICT, lab: str = "",
+           profile: dict[str, Any] | None = None) -> tuple[str, str, float | None]:
     """(status, why, the bench figure compared with) of one automatically checked question."""
     if answer is None:
         return UNANSWERED, f"no `## {question.id}` heading with an `Answer:` line found", None
     if is_placeholder(answer):
         return UNANSWERED, "not answered yet", None
+    if question.check == "profile":
+        return _check_profile(question, answer, profile, feedback == FIGURES, lab)
+    if question.check == "bench" and question.figure == PEAK_DRAM:
+        return _check_peak(question, answer, bench, feedback == FIGURES)
     if question.check == "bench":
         return _check_bench(question, answer, bench, feedback, lab)
     number = parse_number(answer)
@@ -431,6 +481,105 @@ def _check(question: Question, answer: str | None, entry: dict[str, Any] | None,
     if key_matches(number, entry):
         return CORRECT, "", None
     return WRONG, "not the expected value: recount, or measure again, and show your working in the handout's terms", None
+
+
+# --- a profile answer --------------------------------------------------------------------
+
+def profile_figure(profile: dict[str, Any] | None, candidate: str, metric: str) -> float | None:
+    """`metric` of `candidate`'s kernel in a profile's figures ({candidate: [kernel, ...]},
+    profile.py's JSON): of its longest kernel, the first listed (None if missing)."""
+    kernels = (profile or {}).get(candidate)
+    if not isinstance(kernels, list) or not kernels or not isinstance(kernels[0], dict):
+        return None
+    metrics = kernels[0].get("metrics")
+    if not isinstance(metrics, dict):
+        return None
+    if metric == "sectors_per_request":
+        sectors, requests = _number(metrics.get("global_ld_sectors")), _number(metrics.get("global_ld_requests"))
+        return sectors / requests if sectors is not None and requests else None
+    return _number(metrics.get(metric))
+
+
+def _check_profile(question: Question, answer: str, profile: dict[str, Any] | None, figures: bool,
+                   lab: str) -> tuple[str, str, float | None]:
+    """A figure of Nsight Compute against the same figure of this grading run's own profile:
+    a line for the grading GPU's model within `tolerance`, any other line (another GPU, or
+    none named) within `cross_gpu_tolerance` (every PROFILE_METRICS figure is a share or a
+    per-request count, comparable across GPUs). Every line must fit."""
+    if profile is None:
+        return UNCHECKED, PROFILE_WHY.format(lab=lab or "<lab>"), None
+    target = profile_figure(profile, question.candidate, question.metric)
+    if target is None:
+        return UNCHECKED, (f"this grading run's profile has no {PROFILE_METRICS[question.metric]} of "
+                           f"`{question.candidate}` (this ncu may not know the metric): your instructor checks it"), None
+    lines = [line for line in parse_measured(answer) if line.value is not None]
+    if not lines:
+        return WRONG, ("no number found in the answer: write the figure first, e.g. "
+                       "`Answer: 12.5 measured on <GPU>` (the line `grader profile` prints)"), None
+    grading = str(profile.get("_gpu") or "")
+    what = f"{PROFILE_METRICS[question.metric]} of `{question.candidate}`"
+    fits = all(_within(line.value, target, question.tolerance if _names_grading_gpu(line.gpu, grading)
+                       else question.cross_gpu_tolerance) for line in lines)
+    on = f" on {grading}" if grading else ""
+    if figures:
+        return (CORRECT if fits else WRONG), (f"this grading run's profile{on} measured {target:.4g} ({what})"), target
+    if fits:
+        return CORRECT, f"within tolerance of the {what} this grading run's profile measured{on}", target
+    redo = f"run `python3 -m grader profile {lab}` and paste the line it prints for this question" if lab else \
+        "profile again and paste the line `grader profile` prints for this question"
+    return WRONG, f"not within tolerance of the {what} this grading run's profile measured{on}: {redo}", target
+
+
+# --- a peak the student computes ------------------------------------------------------------
+
+_FOR_GPU = re.compile(r"\b(?:measured\s+on|computed\s+for|for|on)\b", re.IGNORECASE)
+
+
+def _check_peak(question: Question, answer: str, bench: dict[str, Any] | None,
+                figures: bool) -> tuple[str, str, float | None]:
+    """The grading GPU's peak DRAM bandwidth, as the student computed it: at least the copy
+    roofline the grading run's bench measured, and within `tolerance` of gpu_specs.py's peak
+    for that GPU. The answer's lines may name GPUs (`3352 GB/s for NVIDIA H100 80GB HBM3`):
+    those for the grading GPU's model decide; a bare number is taken as the grading GPU's."""
+    device = bench.get("device") if isinstance(bench, dict) and isinstance(bench.get("device"), dict) else None
+    name = device.get("name") if device and isinstance(device.get("name"), str) else ""
+    if not name:
+        return UNCHECKED, "no bench of this grading run names its GPU (did the bench run?)", None
+    label = device_label(device) or name
+    lines = [line for line in parse_measured(answer, _FOR_GPU) if line.value is not None]
+    if not lines:
+        return WRONG, ("no number found in the answer: write your GPU's peak in GB/s first "
+                       f"(e.g. `Answer: 3352 GB/s for {name}`)"), None
+    here = [line for line in lines if _names_grading_gpu(line.gpu, name)] or [line for line in lines if not line.gpu]
+    if not here:
+        return OTHER_GPU, (f"your answer names no line for the grading GPU, {label}: add one (its memory clock, bus "
+                           "width and data rate are in the bench's first line and its specification)"), None
+    copy = _roofline(bench)
+    if copy is not None and any(line.value < copy for line in here):
+        why = ("below the copy bandwidth your own bench measured on this GPU: a peak no copy can beat; "
+               "did you leave out the factor 2 of double data rate?")
+        return WRONG, why + (f" (the copy reached {copy:.0f} GB/s)" if figures else ""), copy
+    peak = gpu_specs.peak(name, "dram")
+    if peak is None:
+        return OTHER_GPU, (f"{label} is not in the grader's table of GPUs: your instructor checks your peak "
+                           "against its specification"), None
+    tolerance = question.tolerance
+    if all(_within(line.value, peak, tolerance) for line in here):
+        return CORRECT, (f"within {tolerance:.0%} of {label}'s peak" + (f", {peak:.0f} GB/s" if figures else "")
+                         + (", and above your bench's copy" if copy is not None else "")), peak
+    return WRONG, (f"not within {tolerance:.0%} of {label}'s peak DRAM bandwidth"
+                   + (f", {peak:.0f} GB/s" if figures else "")
+                   + ": recompute it from the memory clock, the bus width and the data rate (the bench's first "
+                     "line gives the clock and width CUDA reports)"), peak
+
+
+def _roofline(bench: dict[str, Any] | None) -> float | None:
+    """The copy roofline's GB/s in the bench's first graded workload (None if it has none)."""
+    for row in (_first_graded(bench) or {}).get("results") or []:
+        if isinstance(row, dict) and row.get("role") == "roofline":
+            value = _number(row.get("throughput"))
+            return value if value and value > 0 else None
+    return None
 
 
 def _names_grading_gpu(name: str, grading: str) -> bool:

@@ -136,6 +136,11 @@ DEFAULTS: dict[str, Any] = {
         # they are graded, and points per question id where the manifest's are not wanted.
         "answers": True,
         "question_points": {},
+        # Questions checked against Nsight Compute's figures ("check": "profile"): whether the
+        # grading run profiles the kernels they name (the kit's own solution bench under ncu,
+        # after the lab's timing; about a minute per lab and submission, more on a busy
+        # GPU). Off: such answers stay pending for the instructor.
+        "profile_answers": False,
     },
     # Per-lab built-in values come from the labs' manifests (manifest_defaults).
     "labs": {},
@@ -191,6 +196,7 @@ class LabSettings:
     answers: bool
     question_points: dict[str, float]
     enabled: bool
+    profile_answers: bool = False
 
     def weight(self, test_name: str) -> float:
         """The weight of a test `Suite.Name`: the first matching pattern's, else 1."""
@@ -359,6 +365,7 @@ _LAB_KEYS: dict[str, Check] = {
     "max_pct_peak": (lambda v: _is_number(v) and v > 0, "a percentage > 0, e.g. 100"),
     "answers": _ENABLED,
     "question_points": (_weights_ok, 'a table of question id = points >= 0'),
+    "profile_answers": _ENABLED,
 }
 
 

@@ -12,6 +12,13 @@ per request. Each figure comes with a sentence of what it means for this lab (th
 manifest's "profile" notes). The kit's own kernels (data generation, output checks)
 are left out.
 
+A lab whose graded questions ask for profiler figures ("check": "profile", answers.py)
+also has the candidates those questions name profiled (e.g. the reference's lecture steps
+`ref:tiled`, timed with the bench's --time-variants), and the line to paste for each
+question is printed. A grading run checks such answers only against a profile it takes
+itself (profile_candidates, on the kit's own solution bench: no student code in it);
+a figures file (--json) is for the student's own use, and the grader never reads one.
+
 Exit status: 0 printed; 1 ncu ran but found no kernel of yours; 2 bad usage; 3 no GPU,
 ncu or the bench is missing, the build has no code for the GPU (grader/arch.py), or ncu
 may not read the GPU's counters.
@@ -53,6 +60,13 @@ MEMORY_METRICS = {
     "bank_conflicts_st": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
     "global_ld_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
     "global_ld_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+}
+# The lecture's profiling table (nvprof's efficiencies, as nvbench and ncu's nvprof table
+# map them): asked for with the memory metrics.
+EFFICIENCY_METRICS = {
+    "global_ld_efficiency_pct": "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
+    "global_st_efficiency_pct": "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct",
+    "shared_efficiency_pct": "smsp__sass_average_data_bytes_per_wavefront_mem_shared.pct",
 }
 STALLS = ("long_scoreboard", "short_scoreboard", "barrier", "membar", "mio_throttle", "lg_throttle", "math_pipe_throttle",
           "wait", "not_selected", "dispatch_stall", "no_instruction", "branch_resolving", "drain", "tex_throttle")
@@ -192,16 +206,19 @@ def find_ncu(given: str | None = None) -> str | None:
 
 
 def profile(ncu: str, bench: Path, candidate: str, *, size: int | None, seed: int,
-            memory: bool, timeout: float = TIMEOUT_S) -> tuple[list[Kernel], list[str]]:
-    """Profile `candidate` ("student" or "reference") of the bench's graded workload: its
-    kernels and the metrics this ncu did not know (it is asked again without them)."""
-    wanted = {**CORE_METRICS, **STALL_METRICS, **(MEMORY_METRICS if memory else {})}
-    found, said, code = _ncu(ncu, bench, candidate, wanted, size=size, seed=seed, timeout=timeout)
+            memory: bool, timeout: float = TIMEOUT_S, time_variants: tuple[str, ...] = ()) -> tuple[list[Kernel], list[str]]:
+    """Profile `candidate` ("student", "reference", or a variant such as "ref:tiled" that
+    `time_variants` has the bench time) of the bench's graded workload: its kernels and the
+    metrics this ncu did not know (it is asked again without them)."""
+    wanted = {**CORE_METRICS, **STALL_METRICS, **({**MEMORY_METRICS, **EFFICIENCY_METRICS} if memory else {})}
+    found, said, code = _ncu(ncu, bench, candidate, wanted, size=size, seed=seed, timeout=timeout,
+                             time_variants=time_variants)
     dropped: list[str] = []
     if not found and "metric" in said.lower() and ("not found" in said.lower() or "invalid" in said.lower()):
         # An older or newer ncu without some metric: ask again for the core ones.
         dropped = [name for key, name in wanted.items() if key not in CORE_METRICS]
-        found, said, code = _ncu(ncu, bench, candidate, CORE_METRICS, size=size, seed=seed, timeout=timeout)
+        found, said, code = _ncu(ncu, bench, candidate, CORE_METRICS, size=size, seed=seed, timeout=timeout,
+                                 time_variants=time_variants)
     if not found:
         tail = "\n".join(said.strip().splitlines()[-8:])
         raise ProfileError(f"ncu profiled no kernel of the {candidate}'s call (exit status {code}):\n{tail}")
@@ -209,14 +226,15 @@ def profile(ncu: str, bench: Path, candidate: str, *, size: int | None, seed: in
 
 
 def _ncu(ncu: str, bench: Path, candidate: str, wanted: dict[str, str], *, size: int | None, seed: int,
-         timeout: float) -> tuple[list[Kernel], str, int | None]:
+         timeout: float, time_variants: tuple[str, ...] = ()) -> tuple[list[Kernel], str, int | None]:
     """One ncu run: the kernels it profiled, all it printed, and its exit status."""
     # The bench names an NVTX range after each candidate's timed call: only the kernels
     # inside the candidate's range are profiled (not the reference's too).
     command = [ncu, "--csv", "--page", "raw", "--clock-control", "none", "--target-processes", "all",
                "--nvtx", "--nvtx-include", f"{candidate}/",
                "--metrics", ",".join(wanted.values()), str(bench), "--graded-only", "--quick", "--no-cpu",
-               f"--filter={candidate}", f"--seed={seed}"] + ([f"--size={size}"] if size else [])
+               f"--filter={candidate}", f"--seed={seed}"] + ([f"--size={size}"] if size else []) + (
+                   ["--time-variants", ",".join(time_variants)] if time_variants else [])
     done = proc.run(command, timeout=timeout)
     said = done.stdout + "\n" + done.stderr
     if any(mark in said for mark in NOT_PERMITTED):
@@ -262,6 +280,11 @@ def render(lab: manifest.Lab, results: dict[str, list[Kernel]], hints: dict[str,
             sectors = kernel.sectors_per_request()
             if "coalescing" in hints and sectors is not None:
                 out.append(f"    sectors/request {sectors:10.2f}   {notes['coalescing']}")
+            shares = [f"{label} {m[key]:.1f}%" for key, label in (("global_ld_efficiency_pct", "load"),
+                      ("global_st_efficiency_pct", "store"), ("shared_efficiency_pct", "shared")) if key in m]
+            if shares:
+                out.append(f"    efficiency      {', '.join(shares)}   the lecture's table: bytes the threads asked "
+                           "for / bytes moved")
     if dropped:
         out.append(f"\nThis ncu does not know {len(dropped)} of the metrics asked for (stall reasons, bank conflicts, "
                    "sectors): only the core figures are shown.")
@@ -273,22 +296,76 @@ def bench_program(build_dir: Path, lab: str, impl: str) -> Path:
     return layout.direct_bench_path(build_dir, lab, impl)
 
 
+def question_candidates(lab: manifest.Lab) -> list[str]:
+    """The candidates the lab's "profile" questions name, in order, each once."""
+    return list(dict.fromkeys(q.candidate for q in lab.questions if q.check == "profile" and q.candidate))
+
+
+def variants_to_time(candidates: list[str]) -> tuple[str, ...]:
+    """The bench's --time-variants for these candidates: "ref:tiled" and "tiled" need "tiled"."""
+    names = [c.removeprefix("ref:") for c in candidates if c not in ("student", "reference")]
+    return tuple(dict.fromkeys(name for name in names if name and name != "default"))
+
+
+def _figures(results: dict[str, list[Kernel]]) -> dict[str, Any]:
+    return {who: [{"name": k.name, "launches": k.launches, "metrics": k.metrics, "limiter": k.limiter()}
+                  for k in found] for who, found in results.items()}
+
+
+def profile_candidates(bench: Path, candidates: list[str], *, ncu: str, size: int | None = None, seed: int = 1,
+                       timeout: float = TIMEOUT_S, say=None) -> tuple[dict[str, list[Kernel]], list[str]]:
+    """Each candidate's kernels (memory and efficiency metrics included), and the metrics
+    this ncu did not know. ProfileError (or proc.LaunchError) says why it could not be taken."""
+    results: dict[str, list[Kernel]] = {}
+    dropped: list[str] = []
+    steps = variants_to_time(candidates)
+    for who in candidates:
+        if say is not None:
+            say(f"profiling {who} with {Path(ncu).name} (each kernel is replayed: this takes a while)...")
+        results[who], missing = profile(ncu, bench, who, size=size, seed=seed, memory=True, timeout=timeout,
+                                        time_variants=steps)
+        dropped = dropped or missing
+    return results, dropped
+
+
+def answer_lines(lab: manifest.Lab, results: dict[str, list[Kernel]], gpu_label: str) -> str:
+    """For each "profile" question, the line to paste into answers.md (its figure and the GPU)."""
+    from grader import answers  # the figure is read as the grader reads it
+    figures = _figures(results)
+    out = []
+    for question in (q for q in lab.questions if q.check == "profile"):
+        value = answers.profile_figure(figures, question.candidate, question.metric)
+        shown = f"{value:.4g} measured on {gpu_label}" if value is not None else "(not measured: see above)"
+        out.append(f"  ## {question.id}\n  Answer: {shown}")
+    if not out:
+        return ""
+    return ("\nYour answers to the profiler questions (paste each under its heading in "
+            f"labs/{lab.name}/answers.md):\n" + "\n".join(out) + "\n")
+
+
 def profile_lab(lab: manifest.Lab, bench: Path, *, ncu: str, size: int | None = None, seed: int = 1,
-                timeout: float = TIMEOUT_S, say=None) -> tuple[str, dict[str, Any]]:
-    """Profiles the student's and the reference's graded call: the rendered table and its
-    figures as JSON. ProfileError (or proc.LaunchError) says why it could not be taken."""
+                timeout: float = TIMEOUT_S, say=None, gpu_label: str = "") -> tuple[str, dict[str, Any]]:
+    """Profiles the student's and the reference's graded call, and the candidates the lab's
+    "profile" questions name: the rendered table and its figures as JSON. ProfileError (or
+    proc.LaunchError) says why it could not be taken."""
     hints = dict(lab.profile_hints)
     results: dict[str, list[Kernel]] = {}
     dropped: list[str] = []
+    asked = question_candidates(lab)
+    steps = variants_to_time(asked)
     for who in ("student", "reference"):
         if say is not None:
             say(f"profiling the {who}'s call with {Path(ncu).name} (each kernel is replayed: this takes a while)...")
         results[who], missing = profile(ncu, bench, who, size=size, seed=seed,
-                                        memory=bool({"bank_conflicts", "coalescing"} & set(hints)), timeout=timeout)
+                                        memory=bool({"bank_conflicts", "coalescing"} & set(hints)) or bool(asked),
+                                        timeout=timeout, time_variants=steps)
         dropped = dropped or missing
-    figures = {who: [{"name": k.name, "launches": k.launches, "metrics": k.metrics, "limiter": k.limiter()}
-                     for k in found] for who, found in results.items()}
-    return render(lab, results, hints, dropped), figures
+    more, missing = profile_candidates(bench, [c for c in asked if c not in results], ncu=ncu, size=size,
+                                       seed=seed, timeout=timeout, say=say)
+    results.update(more)
+    dropped = dropped or missing
+    text = render(lab, results, hints, dropped) + answer_lines(lab, results, gpu_label or "<your GPU>")
+    return text, _figures(results)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -347,8 +424,10 @@ def main(argv: list[str] | None = None) -> int:
               "/opt/nvidia/nsight-compute: install it with the CUDA toolkit, or pass --ncu PATH", file=sys.stderr)
         return EXIT_UNAVAILABLE
     try:
+        found = gpu.devices()
         text, figures = profile_lab(lab, bench, ncu=ncu, size=args.size, seed=args.seed,
-                                    say=lambda line: print(line, file=sys.stderr, flush=True))
+                                    say=lambda line: print(line, file=sys.stderr, flush=True),
+                                    gpu_label=found[0].label() if found else "")
     except ProfileError as exc:
         print(f"grader profile: error: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE if "ERR_NVGPUCTRPERM" in str(exc) else EXIT_NOTHING

@@ -234,7 +234,12 @@ class Answer:
         """Its points wait for the instructor: a written answer, a bench figure measured on
         a GPU the grader cannot compare with the grading GPU, or a number checked against
         the key at the deadline (graded where there was no key)."""
-        return self.by_hand or self.status in (OTHER_GPU, AT_DEADLINE)
+        return self.by_hand or self.status in (OTHER_GPU, AT_DEADLINE) or self.waits_for_profile
+
+    @property
+    def waits_for_profile(self) -> bool:
+        """A profiler figure this grading run took no profile to check (answers.py)."""
+        return self.check == "profile" and self.status == "unchecked"
 
     @property
     def status_text(self) -> str:
@@ -634,9 +639,9 @@ def table(report: Report) -> str:
 
 def pending_points(labs: list[Lab]) -> tuple[float, float]:
     """Points left to the instructor: (of written answers, of bench figures measured on
-    another GPU that the grader cannot compare). Those of answers checked against the key
+    another GPU that the grader cannot compare, or profiler figures no profile checked). Those of answers checked against the key
     at the deadline are in neither: deadline_points."""
-    other = round(sum(q.max for lab in labs for q in lab.questions if q.status == OTHER_GPU), 2)
+    other = round(sum(q.max for lab in labs for q in lab.questions if q.status == OTHER_GPU or q.waits_for_profile), 2)
     return round(sum(lab.answers_pending for lab in labs) - other - deadline_points(labs), 2), other
 
 

@@ -30,7 +30,9 @@ run): one at a time does that part, the compiles themselves run side by side.
     DIR/gradebook.csv           student, total, max, points per lab, status, seed
     DIR/class.html              the class at a glance, from the same reports (dashboard.py; also with --collect)
     DIR/grading-sheet.csv       the write-ups handed in, one row per student and lab, a column per rubric
-                                item to fill in by hand (instructor/handgrades.py)
+                                item to fill in by hand; and the written answers, one row per student,
+                                lab and question, with the answer's start and its points to fill in
+                                (instructor/handgrades.py)
     DIR/reports/STUDENT.json    the grader's report (python3 -m grader report turns it into Markdown ...)
     DIR/logs/STUDENT.log        the grader's output
     DIR/status/STUDENT.json     how the grader process ended (read by --resume and --collect)
@@ -38,8 +40,8 @@ run): one at a time does that part, the compiles themselves run side by side.
                                 student), and per GPU its busy time and its idle time: waiting for a
                                 compile (the compiles did not keep up) or at the end (no student left)
 
---hand-grades FILE (the grading sheet, filled in) adds the write-ups' hand-graded points to the
-gradebook's totals, with --collect or a grading run; a sheet with an error is refused before
+--hand-grades FILE (the grading sheet, filled in) adds the write-ups' and written answers'
+hand-graded points to the gradebook's totals, with --collect or a grading run; a sheet with an error is refused before
 anything is graded.
 
 --resume skips students whose report is complete. --slurm FILE writes a Slurm job array
@@ -314,7 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--collect", action="store_true",
                         help="grade nothing: assemble the gradebook from DIR (after the Slurm array)")
     parser.add_argument("--hand-grades", type=Path, metavar="FILE",
-                        help=f"the grading sheet ({handgrades.SHEET_NAME}) with the write-ups' points filled in: "
+                        help=f"the grading sheet ({handgrades.SHEET_NAME}) with the write-ups' and written "
+                             "answers' points filled in: "
                              "added to the gradebook's totals (with --collect, or after grading)")
     parser.add_argument("--task", type=int, metavar="INDEX", help=argparse.SUPPRESS)  # one roster row (Slurm)
     return parser
@@ -345,7 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     layout = Layout(out)
     rubrics = class_outputs.rubrics(pristine)
     try:
-        grades = handgrades.read_sheet(args.hand_grades.resolve(), entries, rubrics) if args.hand_grades else None
+        grades = handgrades.read_sheet(args.hand_grades.resolve(), entries, rubrics,
+                                       class_outputs.manual_questions(pristine)) if args.hand_grades else None
     except handgrades.HandGradeError as exc:
         print(f"grader batch: error: the grading sheet cannot be used (nothing was graded or written):\n  {exc}",
               file=sys.stderr)

@@ -34,6 +34,15 @@ def rubrics(pristine: Path) -> dict[str, Any]:
         return {}
 
 
+def manual_questions(pristine: Path) -> dict[str, dict[str, float]]:
+    """The questions each lab of the pristine kit grades by hand ("check": "manual"): id -> points."""
+    try:
+        return {lab.name: {q.id: q.points for q in lab.questions if q.check == "manual"}
+                for lab in manifest.labs(pristine) if any(q.check == "manual" for q in lab.questions)}
+    except Exception:  # a broken lab.json: the grader reports it
+        return {}
+
+
 def _hand(args: argparse.Namespace):
     """What adds a read grading sheet's points to the gradebook's rows (None without --hand-grades)."""
     grades = getattr(args, "hand", None)
@@ -47,7 +56,8 @@ def _hand(args: argparse.Namespace):
 
 
 def _sheet(entries: list[Entry], layout: Layout, rubrics: dict[str, Any]) -> None:
-    """DIR/grading-sheet.csv, the write-ups to grade by hand (none when no lab asks for one)."""
+    """DIR/grading-sheet.csv, the write-ups and written answers to grade by hand (none when no
+    lab asks for a write-up)."""
     if not rubrics:
         return
     try:
@@ -56,10 +66,10 @@ def _sheet(entries: list[Entry], layout: Layout, rubrics: dict[str, Any]) -> Non
         print(f"grader batch: could not write the grading sheet: {exc}", file=sys.stderr)
         return
     if not waiting:
-        print(f"grading sheet: {path} (no write-up waits to be graded by hand)")
+        print(f"grading sheet: {path} (no write-up or written answer waits to be graded by hand)")
         return
-    print(f"grading sheet: {path} ({waiting} write-up{'s' * (waiting != 1)} with items to grade by hand; "
-          f"fill it in, then: --collect --hand-grades {path})")
+    print(f"grading sheet: {path} ({waiting} row{'s' * (waiting != 1)} of write-ups or written answers to grade "
+          f"by hand; fill it in, then: --collect --hand-grades {path})")
 
 
 def class_page(rows: list[dict[str, Any]], layout: Layout, labs: list[str], course: list[str]) -> str:

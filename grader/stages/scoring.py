@@ -5,7 +5,9 @@ hand (record_writeup)."""
 
 from __future__ import annotations
 
-from grader import answers, layout, manifest, overlay, rules, status, variants, writeup
+from typing import Any
+
+from grader import answers, build, gpu, layout, manifest, overlay, proc, rules, status, variants, writeup
 from grader.outcome import LabResult
 from grader.plan import Options
 from grader.stages.context import LabContext
@@ -82,13 +84,63 @@ def grade_answers(options: Options, result: LabResult, lab: manifest.Lab | None)
         key = {}
         result.notes.append(f"the answer key could not be used ({exc}): numeric answers were not checked")
     feedback = options.config.grader.get("answer_feedback", answers.VERDICT)
+    taken = take_profile(options, result, lab) if settings.profile_answers else None
     result.answers = answers.grade(lab.questions, path, shown, key, result.bench, settings.question_points,
-                                   feedback=feedback, lab=result.lab, key_exists=key_path.is_file())
+                                   feedback=feedback, lab=result.lab, key_exists=key_path.is_file(), profile=taken)
     if result.answers.note:
         result.notes.append(result.answers.note)
     if any(q["status"] == answers.UNCHECKED and q["check"] == "key" for q in result.answers.questions):
         result.notes.append(f"no answer key at {key_path}: numeric answers were not checked (give the "
                             "instructor's keys with --answer-keys DIR)")
+
+
+PROFILE_BUILD_TIMEOUT_S = 600
+
+
+def take_profile(options: Options, result: LabResult, lab: manifest.Lab) -> dict[str, Any] | None:
+    """The figures the lab's "profile" questions are checked against: Nsight Compute on the
+    candidates they name, taken now by the grader itself (after this lab's timing, before
+    the next lab's: alone on the GPU), or None (with a note) when none can be taken.
+
+    Only the kit's own program is profiled, `<lab>_solution_bench`: the candidates are the
+    reference's kernels, and no student code runs in that process, so nothing it prints or
+    writes can be taken for ncu's output. Only where the kit is the instructor's pristine one
+    (--submission, or --impl solution): in a student's own checkout the solution bench would
+    be the student's to change. No file is read back: the figures go from ncu's output to the
+    check in memory."""
+    from grader import profile  # ncu's parsing is only needed here
+    candidates = profile.question_candidates(lab)
+    if not candidates:
+        return None
+    if options.submission is None and not options.plan.solution:
+        result.notes.append("profiler questions: not profiled (a grading run profiles only on the instructor's "
+                            "pristine kit, with --submission): their points are pending")
+        return None
+    ncu = profile.find_ncu()
+    if ncu is None:
+        result.notes.append("profiler questions: ncu (Nsight Compute) not found: their points are pending")
+        return None
+    bench_path = layout.direct_bench_path(options.build_dir, result.lab, layout.SOLUTION)
+    if not proc.is_executable(bench_path) and options.plan.build_kit:
+        built = build.build_targets(options.build_dir, [bench_path.name], PROFILE_BUILD_TIMEOUT_S, options.root)
+        if not built.ok:
+            first = (built.message.splitlines() or [""])[0]
+            result.notes.append(f"profiler questions: {bench_path.name} did not build ({first}): their points are pending")
+            return None
+    if not proc.is_executable(bench_path):
+        result.notes.append(f"profiler questions: {bench_path.name} is not built: their points are pending")
+        return None
+    try:
+        found, _ = profile.profile_candidates(bench_path, candidates, ncu=ncu, seed=options.seed)
+    except (profile.ProfileError, proc.LaunchError) as exc:
+        first = (str(exc).splitlines() or [""])[0]
+        result.notes.append(f"profiler questions: the profile could not be taken ({first}): their points are pending")
+        return None
+    devices = gpu.devices()
+    figures: dict[str, Any] = {who: [{"name": k.name, "metrics": k.metrics} for k in kernels]
+                               for who, kernels in found.items()}
+    figures["_gpu"] = devices[0].name if devices else ""
+    return figures
 
 
 def record_writeup(options: Options, result: LabResult, lab: manifest.Lab | None) -> None:

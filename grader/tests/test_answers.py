@@ -47,12 +47,13 @@ def on(gpu: str, text: str = "2400 GB/s") -> str:
 
 
 def grade_text(text: str, questions=(NUMBER, BENCH, TEXT), key=KEY, bench=None, points=None,
-               feedback: str = answers.VERDICT) -> answers.AnswersResult:
+               feedback: str = answers.VERDICT, profile: dict | None = None) -> answers.AnswersResult:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "answers.md"
         path.write_text(text, encoding="utf-8")
         return answers.grade(tuple(questions), path, "labs/x/answers.md", key,
-                             bench if bench is not None else bench_with(2500.0), points, feedback=feedback, lab="x")
+                             bench if bench is not None else bench_with(2500.0), points, feedback=feedback, lab="x",
+                             profile=profile)
 
 
 def by_id(result: answers.AnswersResult) -> dict[str, dict]:
@@ -463,8 +464,12 @@ class KitQuestions(unittest.TestCase):
                     if q.check == "key":
                         self.assertIn(q.id, key, f"{q.id} has no value in the key")
                         self.assertTrue(answers.key_matches(answers.parse_number(given[q.id]), key[q.id]), q.id)
+                    elif q.check == "bench" and q.figure == answers.PEAK_DRAM:
+                        self._reference_peak_answer(q, given[q.id])
                     elif q.check == "bench":
                         self._reference_bench_answer(q, given[q.id])
+                    elif q.check == "profile":
+                        self._reference_profile_answer(q, given[q.id])
                     else:
                         self.assertIn("rubric", key.get(q.id, {}), f"{q.id}: the key has no rubric")
                 self.assertEqual(sorted(set(key) - {q.id for q in lab.questions}), [], "key entries of no question")
@@ -488,9 +493,29 @@ class KitQuestions(unittest.TestCase):
             row = by_id(grade_text(f"## {question.id}\nAnswer: {answer}\n", questions=(question,), bench=slower))
             self.assertEqual(row[question.id]["status"], answers.WRONG, name)
 
+    def _reference_peak_answer(self, question: Question, answer: str) -> None:
+        """A computed peak: full marks on the H100 and the H200 when their copies run below it."""
+        for name in (H100, "NVIDIA H200"):
+            bench = bench_with(2500.0, device={**H100_DEVICE, "name": name})
+            bench["workloads"][1]["results"].append({"role": "roofline", "throughput": 2600.0})
+            row = by_id(grade_text(f"## {question.id}\nAnswer: {answer}\n", questions=(question,), bench=bench))
+            self.assertEqual(row[question.id]["status"], answers.CORRECT, f"{name}: {row[question.id]['why']}")
+
+    def _reference_profile_answer(self, question: Question, answer: str) -> None:
+        """A profiler figure: full marks against a profile that measured the answer's own
+        figure, pending without one."""
+        value = answers.parse_measured(answer)[0].value
+        profile = {question.candidate: [{"name": "k", "metrics": {question.metric: value}}], "_gpu": H100}
+        row = by_id(grade_text(f"## {question.id}\nAnswer: {answer}\n", questions=(question,), bench={},
+                               profile=profile))
+        self.assertEqual(row[question.id]["status"], answers.CORRECT, row[question.id]["why"])
+        result = grade_text(f"## {question.id}\nAnswer: {answer}\n", questions=(question,), bench={})
+        self.assertEqual((result.questions[0]["status"], result.pending, result.max),
+                         (answers.UNCHECKED, question.points, 0.0))
+
     def test_bench_questions_ask_for_the_line_the_bench_prints(self):
         for lab in ASKING:
-            for q in (q for q in lab.questions if q.check == "bench"):
+            for q in (q for q in lab.questions if q.check == "bench" and q.figure != answers.PEAK_DRAM):
                 with self.subTest(lab=lab.name, question=q.id):
                     text = (KIT / lab.answers_file).read_text(encoding="utf-8")
                     section = " ".join(text.split(f"\n## {q.id}\n", 1)[1].split("\n## ", 1)[0].split())

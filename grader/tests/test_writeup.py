@@ -564,7 +564,7 @@ class BatchSheetTest(SheetTestCase):
         code, out, err = self.batch("--collect")
         self.assertEqual(code, 1, out + err)  # carol has no report
         sheet = handgrades.sheet_path(self.layout)
-        self.assertIn(f"grading sheet: {sheet} (2 write-ups with items to grade by hand", out)
+        self.assertIn(f"grading sheet: {sheet} (2 rows of write-ups or written answers to grade by hand", out)
         self.assertEqual(len(self.sheet()), 2)
         rows = self.sheet()
         rows[0].update(machine="2", decomposition="3", synchronisation="2", tried="1", measurements="2")

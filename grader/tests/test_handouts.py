@@ -173,46 +173,37 @@ def problems(lab: Lab, handout: str, sheet: str, *, known: set[str] = frozenset(
     for name in table:
         if name not in by_kind[variants.STEP]:
             say(f"{handout_file} lists `{name}` among the lecture's steps, but {manifest_file} has no step {name}")
-    steps_row = grading_row(handout, "lecture steps") or ""
-    for name in ticked_identifiers(steps_row):
-        if name not in by_kind[variants.STEP] and name not in lab.functions:
-            say(f"{handout_file}'s grading row \"lecture steps\" names `{name}`, but {manifest_file} has no step {name}")
+    def grading_row_both_ways(title: str, names: list[str], noun: str, also: tuple[str, ...] = (),
+                              has: str = "has the") -> None:
+        """The grading row `title` names only `names` (or `also`), and names each of them."""
+        row = grading_row(handout, title) or ""
+        for name in ticked_identifiers(row):
+            if name not in names and name not in also:
+                say(f"{handout_file}'s grading row \"{title}\" names `{name}`, but {manifest_file} has no {noun} {name}")
+        for name in names:
+            if f"`{name}`" not in row:
+                say(f"{manifest_file} {has} {noun} {name}, but {handout_file}'s grading row \"{title}\" "
+                    "does not name it")
+
+    grading_row_both_ways("lecture steps", by_kind[variants.STEP], "step", tuple(lab.functions), has="requires the")
     for name in by_kind[variants.STEP]:
         if name not in table:
             say(f"{manifest_file} requires the step {name}, but the table under \"### The lecture's steps\" "
                 f"of {handout_file} does not list it")
-        if f"`{name}`" not in steps_row:
-            say(f"{manifest_file} requires the step {name}, but {handout_file}'s grading row \"lecture steps\" "
-                "does not name it")
 
     # Fixes: any `fix_...` is an exercise of the manifest; each exercise has its section and row.
     for name in dict.fromkeys(ticked_identifiers(handout)):
         if name.startswith("fix_") and name not in by_kind[variants.FIX]:
             say(f"{handout_file} names `{name}`, but {manifest_file} has no find-the-bug exercise {name}")
     fix_section = section(handout, "### Find the bug")
-    fix_row = grading_row(handout, "find the bug") or ""
-    for name in ticked_identifiers(fix_row):
-        if name not in by_kind[variants.FIX]:
-            say(f"{handout_file}'s grading row \"find the bug\" names `{name}`, but {manifest_file} has no "
-                f"find-the-bug exercise {name}")
+    grading_row_both_ways("find the bug", by_kind[variants.FIX], "find-the-bug exercise")
     for name in by_kind[variants.FIX]:
         if f"`{name}`" not in fix_section:
             say(f"{manifest_file} has the find-the-bug exercise {name}, but {handout_file} has no "
                 "\"### Find the bug\" section that names it")
-        if f"`{name}`" not in fix_row:
-            say(f"{manifest_file} has the find-the-bug exercise {name}, but {handout_file}'s grading row "
-                "\"find the bug\" does not name it")
 
     # Parts: the grading row names them.
-    parts_row = grading_row(handout, "further parts") or ""
-    for name in ticked_identifiers(parts_row):
-        if name not in by_kind[variants.PART]:
-            say(f"{handout_file}'s grading row \"further parts\" names `{name}`, but {manifest_file} has no "
-                f"further part {name}")
-    for name in by_kind[variants.PART]:
-        if f"`{name}`" not in parts_row:
-            say(f"{manifest_file} has the further part {name}, but {handout_file}'s grading row \"further parts\" "
-                "does not name it")
+    grading_row_both_ways("further parts", by_kind[variants.PART], "further part")
 
     # Test names: the suite is the lab's, the variant its manifest's, of the suite's kind.
     for suite, name in dict.fromkeys(_REGISTERED.findall(handout)):

@@ -179,7 +179,8 @@ def problems(lab: Lab, handout: str, sheet: str, *, known: set[str] = frozenset(
         row = grading_row(handout, title) or ""
         for name in ticked_identifiers(row):
             if name not in names and name not in also:
-                say(f"{handout_file}'s grading row \"{title}\" names `{name}`, but {manifest_file} has no {noun} {name}")
+                say(f"{handout_file}'s grading row \"{title}\" names `{name}`, but {manifest_file} has no "
+                    f"{noun} {name}")
         for name in names:
             if f"`{name}`" not in row:
                 say(f"{manifest_file} {has} {noun} {name}, but {handout_file}'s grading row \"{title}\" "

@@ -78,17 +78,16 @@ def split_cores(jobs: int, labs: int = 1, gpus: list[str] | None = None,
     if len(available) < each * jobs + 4:
         return None, None
     free = list(available)
-    beside: dict[str, set[int]] = {}
+    beside: dict[str | None, set[int]] = {}  # per GPU; every core of the machine says nothing
     per_job: list[set[int]] = []
     for k in range(jobs):
         gpu = gpus[k % len(gpus)] if gpus else None
-        if gpu is not None and gpu not in beside:
-            near = local(gpu)
-            beside[gpu] = near if near and near != set(available) else set()
-        near = beside.get(gpu, set()) if gpu is not None else set()
+        if gpu not in beside:
+            near = (local(gpu) or set()) if gpu is not None else set()
+            beside[gpu] = near if near != set(available) else set()
         # The GPU's own cores first (from the highest: the lowest ones are where the system
         # and interrupts mostly run), then any free core, from the lowest.
-        mine = [core for core in reversed(free) if core in near][:each]
+        mine = [core for core in reversed(free) if core in beside[gpu]][:each]
         mine += [core for core in free if core not in mine][:each - len(mine)]
         per_job.append(set(mine))
         free = [core for core in free if core not in mine]

@@ -70,6 +70,7 @@ from typing import Any
 from grader import build, commandline, gpu, manifest, proc
 from grader import layout as kit_layout
 from grader.instructor import class_outputs, handgrades, slurm
+from grader.instructor.cores import ahead_limit, build_slots, split_cores
 from grader.instructor.gpu_use import GpuUse, compile_line, gpu_lines
 from grader.instructor.gradebook import (Entry, Layout, RosterError, complete_report, progress_line,
                                          read_json, read_roster, _graded)
@@ -472,42 +473,6 @@ def grader_has_option(option: str) -> bool:
         return False
 
 
-def grader_cores(labs: int) -> int:
-    """Cores one grading job keeps busy: a judge and its worker per lab tested at once (the
-    grader tests several labs side by side), and one for the grader and the bench."""
-    return 1 + 2 * max(1, min(labs, 4))
-
-
-def split_cores(jobs: int, labs: int = 1) -> tuple[set[int] | None, set[int] | None]:
-    """(cores of the graders, cores of the compiles ahead of them), or (None, None) on a
-    machine too small to split: the graders' host threads time their GPU's clock stamps
-    and fences, and a compile sharing their core could delay them."""
-    try:
-        available = sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return None, None
-    reserved = grader_cores(labs) * jobs
-    if len(available) < reserved + 4:
-        return None, None
-    return set(available[:reserved]), set(available[reserved:])
-
-
-def build_slots(jobs: int, labs: int, build_cores: set[int] | None) -> int:
-    """How many students' files compile at once, ahead of the graders: two per grading job
-    and one more, so that the GPUs stay fed even where a student's compile takes twice as
-    long as their grading, each with a core per lab (its labs compile side by side), never
-    more than the compiles' cores hold (at least one)."""
-    cores = len(build_cores) if build_cores else max(1, (os.cpu_count() or 2) - grader_cores(labs) * jobs)
-    return max(1, min(2 * jobs + 1, cores // max(1, labs)))
-
-
-def ahead_limit(jobs: int, builders: int) -> int:
-    """How many students may be compiling or compiled and not yet taken by a grader: every
-    compile slot busy and two students ready for each grading job, so that a compile that
-    takes long, or a few students that grade fast, do not leave a GPU waiting."""
-    return builders + 2 * jobs
-
-
 def prepare_kit(layout: Layout, pristine: Path, labs: list[str], timeout: float, grader_args: list[str]) -> bool:
     """Builds the pristine kit's part once for the class (judge programs, workers, references)."""
     log = layout.out / "logs" / "_kit.log"
@@ -559,7 +524,9 @@ class BatchRun:
         self.gpus = gpu_ids(args.gpus)
         self.jobs = args.jobs or max(1, len(self.gpus))
         lab_count = len(labs or _kit_labs(pristine)) or 1
-        self.grade_cores, self.build_cores = split_cores(self.jobs, lab_count)
+        # Each grading job on cores of its own, beside its GPU where the machine says which.
+        self.job_cores, self.build_cores = split_cores(self.jobs, lab_count, self.gpus)
+        self.grade_cores = set().union(*self.job_cores) if self.job_cores else None
         self.builders = build_slots(self.jobs, lab_count, self.build_cores)
         self.todo: list[Entry] = []
         self.done = 0
@@ -637,8 +604,9 @@ class BatchRun:
                      if "started" in compiled else 0)
             self.ready.put((-built, next(self.arrivals), entry, compiled, held))
 
-    def _job(self, one: str | None) -> None:
-        """Grades on GPU `one` (CUDA_VISIBLE_DEVICES) the next compiled student, until none is left."""
+    def _job(self, one: str | None, cores: set[int] | None = None) -> None:
+        """Grades on GPU `one` (CUDA_VISIBLE_DEVICES), on `cores`, the next compiled student,
+        until none is left."""
         while not self.stop.is_set():
             with self.claim_lock:
                 if self.unclaimed == 0:
@@ -655,7 +623,7 @@ class BatchRun:
             # Its files are compiled (or failed to: the grading says so).
             status = grade_one(entry, self.layout, pristine=self.pristine, labs=self.labs, timeout=self.args.timeout,
                                gpu=one, build_jobs=None, keep_work=self.args.keep_work, stop=self.stop,
-                               grader_args=self.args.grader_arg, phase="grade", cores=self.grade_cores)
+                               grader_args=self.args.grader_arg, phase="grade", cores=cores)
             if "started" in status and "ended" in status:
                 self.use.add(one, status["started"], status["ended"])
             self.results.put((entry, status))
@@ -674,7 +642,8 @@ class BatchRun:
         gpus = self.gpus
         try:
             with concurrent.futures.ThreadPoolExecutor(max_workers=self.jobs) as pool:
-                running = [pool.submit(self._job, gpus[k % len(gpus)] if gpus else None) for k in range(self.jobs)]
+                running = [pool.submit(self._job, gpus[k % len(gpus)] if gpus else None,
+                                       self.job_cores[k] if self.job_cores else None) for k in range(self.jobs)]
                 self._collect(running)
                 for future in running:
                     future.result()  # a job's own failure (a bug) shows here

@@ -23,6 +23,7 @@ SPEED_FIGURES = 190
 SPEED_ROW = 34
 SPEED_TOP = 40  # room for the labels of the 1x and 1.2x lines
 SPEED_BOTTOM = 30
+LABEL_CHAR_W = 6.5  # px per character of an 11 px label, a generous average
 
 STYLE = """
 svg.dash { display: block; max-width: 100%; height: auto; }
@@ -137,8 +138,13 @@ def speed_chart(rows: list[tuple[str, list[float]]], full: float) -> str:
     out.append(f'<text class="sub" x="{x(1.0) - 4:.1f}" y="{SPEED_TOP - 8}" text-anchor="end">1× = as fast as the '
                "reference</text>")
     out.append(f'<line class="full" x1="{x(full):.1f}" y1="{SPEED_TOP - 22}" x2="{x(full):.1f}" y2="{bottom}"/>')
-    out.append(f'<text class="full-label" x="{x(full) + 4:.1f}" y="{SPEED_TOP - 24}">{fmt(full)}×: full performance '
-               "points at or left of this line</text>")
+    label = f"{fmt(full)}×: full performance points at or left of this line"
+    # Right of the line where it fits, else left of it (ending at the line), never cut off.
+    if x(full) + 4 + LABEL_CHAR_W * len(label) <= SPEED_W:
+        where = f'x="{x(full) + 4:.1f}"'
+    else:
+        where = f'x="{x(full) - 4:.1f}" text-anchor="end"'
+    out.append(f'<text class="full-label" {where} y="{SPEED_TOP - 24}">{label}</text>')
     out.append("</svg>")
     return "".join(out)
 

@@ -30,10 +30,19 @@ per GPU, which weighs less in a larger class). The runs share the class's kit
 build (the first run's wall time holds it; batch reports it apart), and each run's
 gradebook, reports and logs are kept in DIR/run<K>-gpus-<SPEC>/.
 
-A class too long for one sitting is graded in parts (one GPU set only): `--limit K`
-grades the first K students not graded yet and keeps the folder; `--resume` goes on
-where the last part stopped. Each part's figures are kept in DIR/class_scale.json, and
-the table adds the parts up.
+A class too long for one sitting is graded in parts: `--limit K` grades the next K
+students not graded yet, GPU set after GPU set in the order given, and keeps the folder;
+`--resume` (with the same --students, --labs and --gpus) goes on where the last part
+stopped. A GPU set is finished before the next one starts, so two sittings can time a
+class on one GPU and then on two:
+
+    python3 -m grader.tests.class_scale --students 20 --labs vectorAdd reduction --out DIR \
+        --gpus 0 --gpus 0,1 --limit 20
+    python3 -m grader.tests.class_scale --students 20 --labs vectorAdd reduction --out DIR \
+        --gpus 0 --gpus 0,1 --resume
+
+Each part's figures are kept in DIR/class_scale.json, and the table adds each GPU set's
+parts up.
 """
 
 from __future__ import annotations
@@ -277,8 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true", help="go on with the class in --out (its next part)")
     args = parser.parse_args(argv)
     specs = args.gpus or [AUTO]
-    if len(specs) > 1 and (args.limit is not None or args.resume):
-        parser.error("--limit and --resume grade one GPU set in parts: give at most one --gpus with them")
+    if args.limit is not None and args.limit < 1:
+        parser.error("--limit must be at least 1")
     try:
         labs = manifest.resolve_names(args.labs, manifest.names(KIT)) if args.labs else manifest.names(KIT)
     except ValueError as exc:
@@ -300,13 +309,16 @@ def main(argv: list[str] | None = None) -> int:
     with roster.open() as f:
         rows = list(csv.reader(f))
 
+    budget = args.limit  # students this sitting may still grade (None: all)
     for index, spec in enumerate(specs, 1):
         graded_before = sum(part["students"] for part in parts if part["gpus"] == spec)
         left = args.students - graded_before
-        now = left if args.limit is None else min(args.limit, left)
-        if now <= 0:
-            print(f"all {args.students} students are graded")
+        if left <= 0:
+            print(f"--gpus {spec}: all {args.students} students are graded")
             continue
+        if budget is not None and budget <= 0:
+            break
+        now = left if budget is None else min(budget, left)
         # This part's roster: the students graded before (batch --resume skips them) and the next ones.
         part_roster = out / f"roster.part{len(parts) + 1}.csv"
         with part_roster.open("w", newline="") as f:
@@ -318,6 +330,10 @@ def main(argv: list[str] | None = None) -> int:
         if part["exit"] not in (0, 1):
             print(f"batch ended with exit status {part['exit']}: see its output above", file=sys.stderr)
             return part["exit"]
+        if budget is not None:
+            budget -= now
+        if now < left:
+            break  # this GPU set is not finished: the next sitting goes on with it (--resume)
         if len(specs) > 1:
             print(f"run {index} kept in {keep_run(out, index, spec)}", flush=True)
 
@@ -326,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         by_spec.setdefault(part["gpus"], []).append(part)
     print()
     print(table([combine(found) for found in by_spec.values()], len(labs)))
-    graded = {spec: sum(part["students"] for part in found) for spec, found in by_spec.items()}
+    graded = {spec: sum(part["students"] for part in by_spec.get(spec, []))
+              for spec in dict.fromkeys(specs + list(by_spec))}
     short = [spec for spec, count in graded.items() if count < args.students]
     if short:
         print(f"({', '.join(f'{args.students - graded[spec]} to go on --gpus {spec}' for spec in short)}: --resume)")

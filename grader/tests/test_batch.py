@@ -25,7 +25,7 @@ from unittest import mock
 
 from grader import build, gpu
 from grader.stages import building
-from grader.instructor import batch, gradebook
+from grader.instructor import batch, cores, gradebook
 from grader.tests.helpers import FIXTURES, write_script
 
 # The fake grader: the arguments batch passes, then what the submission asks for.
@@ -600,19 +600,20 @@ class ScaleTest(BatchTestCase):
     # job and one more; the compiles may run ahead by every slot and two per job.
     def test_cores(self):
         with mock.patch.object(batch.os, "sched_getaffinity", return_value=set(range(16))):
-            graders, compiles = batch.split_cores(1, 2)
-            self.assertEqual((len(graders), len(compiles)), (5, 11))
+            jobs, compiles = batch.split_cores(1, 2)
+            self.assertEqual(([len(one) for one in jobs], len(compiles)), ([5], 11))
             self.assertEqual(batch.build_slots(1, 2, compiles), 3)
             self.assertEqual(batch.split_cores(2, 6), (None, None))  # 18 cores wanted for the graders alone
         with mock.patch.object(batch.os, "sched_getaffinity", return_value=set(range(32))):
-            graders, compiles = batch.split_cores(2, 2)  # the 2-GPU host of 32 cores
-            self.assertEqual((len(graders), len(compiles)), (10, 22))
-            self.assertFalse(graders & compiles)
+            jobs, compiles = batch.split_cores(2, 2)  # the 2-GPU host of 32 cores
+            self.assertEqual(([len(one) for one in jobs], len(compiles)), ([5, 5], 22))
+            self.assertFalse(jobs[0] & jobs[1] or (jobs[0] | jobs[1]) & compiles)  # a grader's cores are its own
             self.assertEqual(batch.build_slots(2, 2, compiles), 5)
             self.assertEqual(batch.build_slots(2, 10, compiles), 2)  # ten labs a student: the cores bound it
         with mock.patch.object(batch.os, "sched_getaffinity", return_value=set(range(128))):
-            graders, compiles = batch.split_cores(8, 2)
-            self.assertEqual((len(graders), len(compiles)), (40, 88))
+            jobs, compiles = batch.split_cores(8, 2)
+            self.assertEqual(([len(one) for one in jobs], len(compiles)), ([5] * 8, 88))
+            self.assertEqual(len(set().union(*jobs)), 40)
             self.assertEqual(batch.build_slots(8, 2, compiles), 17)
         self.assertEqual(batch.build_slots(2, 4, set(range(5))), 1)
         self.assertEqual(batch.build_slots(1, 1, set(range(1))), 1)
@@ -621,6 +622,41 @@ class ScaleTest(BatchTestCase):
             self.assertEqual(batch.build_slots(1, 1, None), 3)  # 8 - 3 for the grader
             self.assertEqual(batch.build_slots(2, 2, None), 1)  # 8 - 10: at least one
         self.assertEqual((batch.ahead_limit(1, 3), batch.ahead_limit(2, 5)), (5, 9))
+
+    # A host of two sockets: each GPU's grader gets cores beside its GPU (the NUMA node of
+    # its PCI slot), two jobs on one GPU get disjoint cores there, and a GPU whose cores are
+    # not known (or are every core) gets free cores from the lowest.
+    def test_cores_beside_each_gpu(self):
+        beside = {"0": set(range(0, 16)), "1": set(range(16, 32)), "2": set(range(32))}
+        with mock.patch.object(batch.os, "sched_getaffinity", return_value=set(range(32))):
+            jobs, compiles = batch.split_cores(2, 2, ["0", "1"], local=beside.get)
+            self.assertLessEqual(jobs[0], beside["0"])
+            self.assertLessEqual(jobs[1], beside["1"])
+            self.assertEqual(compiles, set(range(32)) - jobs[0] - jobs[1])
+            jobs, _ = batch.split_cores(4, 2, ["1"], local=beside.get)  # four jobs, one GPU: 3 fit beside it
+            self.assertEqual([len(one) for one in jobs], [5, 5, 5, 5])
+            self.assertEqual(len(set().union(*jobs)), 20)
+            self.assertEqual(sum(1 for one in jobs if one <= beside["1"]), 3)
+            jobs, _ = batch.split_cores(2, 2, ["2", "3"], local=lambda gpu: beside.get(gpu, set()))
+            self.assertEqual(jobs, [set(range(5)), set(range(5, 10))])  # nothing known: the lowest free cores
+
+    def test_local_cpus_from_nvidia_smi_and_sysfs(self):
+        self.assertEqual(cores.parse_cpulist("0-3,8,10-11\n"), {0, 1, 2, 3, 8, 10, 11})
+        self.assertEqual(cores.parse_cpulist("garbage"), set())
+        self.assertEqual(cores.sysfs_bus_id("00000000:19:00.0"), "0000:19:00.0")
+        self.assertEqual(cores.sysfs_bus_id("00000001:AB:00.0"), "0001:ab:00.0")
+        self.assertIsNone(cores.sysfs_bus_id("0, NVIDIA H100, 9.0"))
+        tools = self.tmp / "smi-tools"
+        write_script(tools / "nvidia-smi", "print(\"00000000:19:00.0\")\n")
+        (self.tmp / "pci" / "0000:19:00.0").mkdir(parents=True)
+        (self.tmp / "pci" / "0000:19:00.0" / "local_cpulist").write_text("16-31\n")
+        with mock.patch.dict(os.environ, {"PATH": str(tools)}), mock.patch.object(cores, "SYSFS_PCI", self.tmp / "pci"):
+            self.assertEqual(cores.local_cpus("0"), set(range(16, 32)))
+            self.assertEqual(cores.local_cpus("GPU-1234"), set(range(16, 32)))
+            self.assertEqual(cores.local_cpus(None), set())
+            self.assertEqual(cores.local_cpus("0; rm -rf"), set())  # not a GPU's name: nothing run
+        with mock.patch.dict(os.environ, {"PATH": str(self.tmp / "nothing")}):
+            self.assertEqual(cores.local_cpus("0"), set())  # no nvidia-smi
 
     # A grading job that fails (a bug in batch, say) ends the run with its error; the
     # compiles still queued do not keep it waiting.

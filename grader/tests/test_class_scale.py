@@ -95,7 +95,35 @@ class ClassScaleTest(unittest.TestCase):
         self.assertEqual(code, 0, text)
         self.assertRegex(text, r"\n\s+3\s+1\s+0,1 .*\(2 parts\)")
         with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
-            class_scale.main(["--out", str(out), "--gpus", "0", "--gpus", "1", "--limit", "1"])
+            class_scale.main(["--out", str(out), "--gpus", "0", "--limit", "0"])
+
+    # Two GPU sets in sittings: a set is finished (and its run kept) before the next starts,
+    # and the table is the same as in one sitting: a row per set, every student in each.
+    def test_parts_over_gpu_sets(self):
+        out = self.tmp / "class"
+        common = ["--students", "3", "--out", str(out), "--labs", "vectorAdd", "--gpus", "0", "--gpus", "0,1"]
+        with mock.patch.object(class_scale, "make_class", self.make_class):
+            code, text = self.main(*common, "--limit", "3")
+            self.assertEqual(code, 0, text)
+            self.assertIn("run 1 kept in", text)
+            self.assertIn("(3 to go on --gpus 0,1: --resume)", text)
+            self.assertEqual([p["gpus"] for p in json.loads((out / "class_scale.json").read_text())], ["0"])
+            code, text = self.main(*common, "--resume", "--limit", "2")  # part of the second set
+            self.assertEqual(code, 0, text)
+            self.assertIn("--gpus 0: all 3 students are graded", text)
+            self.assertIn("(1 to go on --gpus 0,1: --resume)", text)
+            self.assertFalse((out / "run2-gpus-0_1").exists())  # not finished: nothing kept yet
+            code, text = self.main(*common, "--resume")
+        self.assertEqual(code, 0, text)
+        self.assertIn("run 2 kept in", text)
+        parts = json.loads((out / "class_scale.json").read_text())
+        self.assertEqual([(p["gpus"], p["students"]) for p in parts], [("0", 3), ("0,1", 2), ("0,1", 1)])
+        for kept in ("run1-gpus-0", "run2-gpus-0_1"):
+            self.assertEqual(len(list((out / kept / "reports").glob("*.json"))), 3, kept)
+        self.assertRegex(text, r"\n\s+3\s+1\s+0\s+\d+ .*1\.00x")
+        self.assertRegex(text, r"\n\s+3\s+1\s+0,1 .*\(2 parts\)")
+        calls = (self.tmp / "calls").read_text().split()
+        self.assertEqual(sorted(calls), sorted(["student000", "student001", "student002"] * 2))
 
 
 # The class: each lab's share of right files (the reference as one file, with its answers),

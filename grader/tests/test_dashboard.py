@@ -235,6 +235,24 @@ class SmallClassTest(PageAsserts, unittest.TestCase):
         self.assertLess(low, 0.3)
         self.assertGreater(high, 2.5)
 
+    def test_the_full_line_label_stays_inside_the_chart(self):
+        # Every student faster than the reference (the ratios of a generated class graded on an
+        # H200): the 1.2x line is near the axis's right end, where a label drawn to its right was
+        # cut off; it ends at the line.
+        svg = charts.speed_chart([("vectorAdd", [0.779, 0.785]), ("reduction", [0.431, 0.435])], 1.2)
+        label = re.search(r'<text class="full-label" x="([0-9.]+)"( text-anchor="end")? y=[^>]*>([^<]*)</text>', svg)
+        self.assertIsNotNone(label, svg)
+        x, anchored_end, text = float(label.group(1)), label.group(2), label.group(3)
+        line_x = float(re.search(r'<line class="full" x1="([0-9.]+)"', svg).group(1))
+        self.assertTrue(anchored_end, "the label must end at the line when it cannot fit right of it")
+        self.assertAlmostEqual(x, line_x - 4, delta=0.1)
+        self.assertGreaterEqual(x - charts.LABEL_CHAR_W * len(text), 0)
+        # Room on the right (slow students widen the axis): the label starts right of the line.
+        wide = charts.speed_chart([("vectorAdd", [0.5, 3.0, 9.0])], 1.2)
+        start = re.search(r'<text class="full-label" x="([0-9.]+)" y=', wide)
+        self.assertIsNotNone(start, wide)
+        self.assertLessEqual(float(start.group(1)) + charts.LABEL_CHAR_W * len(text), charts.SPEED_W)
+
     def test_the_line_follows_the_courses_ratio(self):
         # The reports carry the configuration they were graded with: a course at 1.5x, with
         # reduction at 1.1x, gets its line at 1.5 and reduction named apart.

@@ -9,8 +9,9 @@
 # <prefix>_LIBRARIES, <prefix>_BENCH_LIBRARIES, <prefix>_SLOW_VARIANTS (CMake lists),
 # <prefix>_REFERENCE_VARIANT (the variant the lab is graded against, "default" if none),
 # <prefix>_PROGRAMS (a list of "name=source" items) and <prefix>_BENCH_QUESTIONS (the graded
-# questions answered with a bench figure, "check": "bench", as "id=figure" items). A missing
-# or malformed key is a configure error that names the file and the key.
+# questions answered with a bench figure, "check": "bench", as "id=figure|workload" items, the
+# workload "" for the first graded one). A missing or malformed key is a configure error that
+# names the file and the key.
 
 # Sets `out` to the JSON array at `key` of `json` as a CMake list ("" when the key is absent and optional).
 function(labkit_json_list out json file key optional)
@@ -112,7 +113,16 @@ function(labkit_read_manifest file prefix)
         message(FATAL_ERROR "${file}: \"questions\"[${i}] (${id}): \"figure\" must be \"throughput\", "
                             "\"median_ms\" or \"pct_peak\"; it is \"${figure}\".")
       endif()
-      list(APPEND bench_questions "${id}=${figure}")
+      # The workload the figure comes from, by its exact name ("": the first graded one).
+      string(JSON workload ERROR_VARIABLE missing GET "${json}" questions ${i} workload)
+      if(missing)
+        set(workload "")
+      endif()
+      if(NOT workload MATCHES "^[A-Za-z0-9 _=.,+()-]*$")
+        message(FATAL_ERROR "${file}: \"questions\"[${i}] (${id}): \"workload\" must be a workload's name of "
+                            "letters, digits, spaces and _=.,+()-; it is \"${workload}\".")
+      endif()
+      list(APPEND bench_questions "${id}=${figure}|${workload}")
     endforeach()
   endif()
   set(${prefix}_BENCH_QUESTIONS "${bench_questions}" PARENT_SCOPE)

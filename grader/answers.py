@@ -8,7 +8,12 @@ an id, a title, a kind ("number" or "text"), the points, and how a number is che
   has no key (the Classroom runner, a student's own machine) such an answer is "at_deadline":
   checked when the instructor grades the class with the keys, its points pending until then;
 - "bench": against a figure of the student's own bench in the same grading run (e.g.
-  "your kernel's GB/s at n = 2^26"), within a relative tolerance;
+  "your kernel's GB/s at n = 2^26"), within a relative tolerance. The figure is the
+  student's row of the first graded workload, or of the workload the question names
+  ("workload": its exact name, e.g. "kernel fusion n=65536 iterations=100"), which the
+  grading run's bench times for it even though it is not scored. A run whose output was
+  wrong in that workload gives no figure to answer with (the bench prints no line);
+  a bench JSON without the workload leaves the answer unchecked;
 - "bench" with the figure "peak_dram": the grading GPU's peak DRAM bandwidth as the student
   computes it (memory clock x bus width x 2 for double data rate / 8), checked for
   consistency with the grading run's own bench: at least the copy roofline it measured
@@ -69,6 +74,9 @@ DEFAULT_CROSS_GPU_TOLERANCE = 0.25
 BENCH_FIGURES = {"throughput": "throughput", "median_ms": "time (ms)", "pct_peak": "% of peak",
                  "peak_dram": "peak DRAM bandwidth (GB/s)"}
 PEAK_DRAM = "peak_dram"  # a bench figure the student computes, checked against the bench's copy roofline
+# A bench question's "workload": as cmake/LabKitManifest.cmake allows (it goes into a CMake list
+# and a C++ string), "" for the first graded workload.
+WORKLOAD_NAME = re.compile(r"[A-Za-z0-9 _=.,+()-]*")
 DEFAULT_PEAK_BAND = 0.05  # "peak_dram": of gpu_specs.py's peak for the grading GPU
 # What a "profile" question may ask for: a figure of profile.py's kernels (all of them
 # comparable across GPUs: shares of a peak, or sectors per request).
@@ -118,11 +126,12 @@ class Question:
     kind: str  # "number" | "text"
     points: float
     check: str  # "key" | "bench" | "manual" | "profile"
-    figure: str = "throughput"  # for "bench": which figure of the student's graded workload
+    figure: str = "throughput"  # for "bench": which figure of the student's row in `workload`
     tolerance: float = DEFAULT_BENCH_TOLERANCE  # for "bench" and "profile": relative, on the grading GPU
     cross_gpu_tolerance: float = DEFAULT_CROSS_GPU_TOLERANCE  # for "bench": relative, of shares of peak
     metric: str = ""  # for "profile": a key of PROFILE_METRICS
     candidate: str = ""  # for "profile": the bench candidate profiled, e.g. "ref:tiled"
+    workload: str = ""  # for "bench": the workload's exact name ("": the first graded workload)
 
 
 def parse_questions(raw: Any, where: str) -> tuple[Question, ...]:
@@ -163,6 +172,12 @@ def parse_questions(raw: Any, where: str) -> tuple[Question, ...]:
                 raise ValueError(f'{at}: "candidate" must name a candidate of the bench, e.g. "ref:tiled"')
         elif metric or candidate:
             raise ValueError(f'{at}: "metric" and "candidate" belong to a "profile" question')
+        workload = item.get("workload", "")
+        if workload and (check != "bench" or figure == PEAK_DRAM):
+            raise ValueError(f'{at}: "workload" belongs to a "bench" question with a measured figure')
+        if not isinstance(workload, str) or not WORKLOAD_NAME.fullmatch(workload):
+            raise ValueError(f'{at}: "workload" must be a workload\'s exact name, of letters, digits, spaces '
+                             'and _=.,+()- (e.g. "kernel fusion n=65536 iterations=100")')
         default_tolerance = DEFAULT_PEAK_BAND if check == "bench" and figure == PEAK_DRAM else DEFAULT_BENCH_TOLERANCE
         tolerance = item.get("tolerance", default_tolerance)
         if not isinstance(tolerance, (int, float)) or isinstance(tolerance, bool) or not 0 <= tolerance < 1:
@@ -172,7 +187,7 @@ def parse_questions(raw: Any, where: str) -> tuple[Question, ...]:
             raise ValueError(f'{at}: "cross_gpu_tolerance" must be a fraction from 0 to 1, e.g. 0.25')
         title = item.get("title", qid)
         found.append(Question(qid, title if isinstance(title, str) and title else qid, kind, float(points),
-                              check, figure, float(tolerance), float(cross), metric, candidate))
+                              check, figure, float(tolerance), float(cross), metric, candidate, workload))
     return tuple(found)
 
 
@@ -345,10 +360,27 @@ def _first_graded(bench: dict[str, Any] | None) -> dict[str, Any] | None:
     return None
 
 
-def bench_figure(bench: dict[str, Any] | None, figure: str) -> float | None:
-    """The student's `figure` in the bench's first graded workload (None if missing)."""
-    workload = _first_graded(bench)
+def bench_workload(bench: dict[str, Any] | None, name: str = "") -> dict[str, Any] | None:
+    """The workload named `name` (exactly), or the first graded one for "" (None if none)."""
+    if not name:
+        return _first_graded(bench)
+    if not isinstance(bench, dict) or not isinstance(bench.get("workloads"), list):
+        return None
+    return next((w for w in bench["workloads"] if isinstance(w, dict) and w.get("name") == name), None)
+
+
+def student_row(workload: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The student's row of a workload (None if it has none)."""
     for row in (workload or {}).get("results") or []:
+        if isinstance(row, dict) and row.get("role") == "student":
+            return row
+    return None
+
+
+def bench_figure(bench: dict[str, Any] | None, figure: str, workload: str = "") -> float | None:
+    """The student's `figure` in the workload named `workload`, by default the bench's first
+    graded workload (None if missing)."""
+    for row in (bench_workload(bench, workload) or {}).get("results") or []:
         if isinstance(row, dict) and row.get("role") == "student":
             return _number(row.get(figure))
     return None
@@ -372,13 +404,13 @@ def infer_peak_of(peak: float | None, device: dict[str, Any]) -> str:
     return ""
 
 
-def grading_figure(bench: dict[str, Any] | None, figure: str) -> GradingFigure | None:
+def grading_figure(bench: dict[str, Any] | None, figure: str, workload_name: str = "") -> GradingFigure | None:
     """The grading run's side of a bench question (None when its bench gave no such figure)."""
-    value = bench_figure(bench, figure)
+    value = bench_figure(bench, figure, workload_name)
     if value is None or not isinstance(bench, dict):
         return None
     device = bench.get("device") if isinstance(bench.get("device"), dict) else {}
-    workload = _first_graded(bench) or {}
+    workload = bench_workload(bench, workload_name) or {}
     peak = _number(workload.get("peak"))
     peak = peak if peak and peak > 0 else None
     peak_of = workload.get("peak_of")
@@ -623,7 +655,15 @@ def _share(question: Question, line: Measured, grading: GradingFigure) -> tuple[
 
 def _check_bench(question: Question, answer: str, bench: dict[str, Any] | None, feedback: str,
                  lab: str) -> tuple[str, str, float | None]:
-    grading = grading_figure(bench, question.figure)
+    if question.workload and isinstance(bench, dict) and bench_workload(bench, question.workload) is None:
+        return UNCHECKED, (f"this grading run's bench did not time the workload \"{question.workload}\" that this "
+                           "question reads (a bench built from an older kit?): your instructor checks it"), None
+    row = student_row(bench_workload(bench, question.workload))
+    if row is not None and (_number(row.get("check_failures")) or row.get("inputs_changed") is True):
+        where = f" in \"{question.workload}\"" if question.workload else ""
+        return WRONG, (f"your implementation's output was wrong{where} in this grading run's bench: a figure of "
+                       "wrong work counts for nothing; make its tests pass, then measure again"), None
+    grading = grading_figure(bench, question.figure, question.workload)
     if grading is None:
         return UNCHECKED, "no figure of your bench in this grading run to compare with (did the bench run?)", None
     # A line that says "measured on" but gives no number is a note, not a figure.

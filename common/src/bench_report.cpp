@@ -212,9 +212,10 @@ std::string answer_number(double v) {
   return buf;
 }
 
-const WorkloadResult* first_graded(const std::vector<WorkloadResult>& workloads) {
+// The workload a question reads its figure from: the one it names, else the first graded.
+const WorkloadResult* workload_of(const BenchQuestion& q, const std::vector<WorkloadResult>& workloads) {
   for (const WorkloadResult& w : workloads) {
-    if (w.graded) return &w;
+    if (q.workload.empty() ? w.graded : w.name == q.workload) return &w;
   }
   return nullptr;
 }
@@ -225,16 +226,16 @@ std::vector<AnswerLine> answer_lines(const std::vector<BenchQuestion>& questions
                                      const std::vector<WorkloadResult>& workloads, const DeviceFacts& device,
                                      bool size_given) {
   std::vector<AnswerLine> lines;
-  const WorkloadResult* w = first_graded(workloads);
-  const CandidateResult* r = w != nullptr ? w->find(Role::Student) : nullptr;
   for (const BenchQuestion& q : questions) {
+    const WorkloadResult* w = workload_of(q, workloads);
+    const CandidateResult* r = w != nullptr ? w->find(Role::Student) : nullptr;
     AnswerLine a;
     a.id = q.id;
     a.figure = q.figure;
     if (size_given) {
       a.why = "this run timed the size given with --size; run the bench without --size for the graded size";
     } else if (w == nullptr) {
-      a.why = "no graded workload was timed";
+      a.why = q.workload.empty() ? "no graded workload was timed" : "the workload \"" + q.workload + "\" was not timed";
     } else if (r == nullptr || r->ms.empty()) {
       a.why = "your implementation was not timed in \"" + w->name + "\" (see its table)";
     } else if (r->check_failures > 0 || !w->inputs_problem.empty()) {

@@ -173,6 +173,40 @@ TEST(BenchDocument, ReportsAnUnwritablePath) {
   EXPECT_FALSE(write_bench_json("/nonexistent-folder/out.json", BenchDocument{}));
 }
 
+// A bench question reads its figure from the workload it names, else from the first graded
+// one; a named workload that was not timed gives no line and says which.
+TEST(AnswerLines, ReadTheWorkloadAQuestionNames) {
+  DeviceFacts device;
+  device.name = "NVIDIA H100 80GB HBM3";
+  device.major = 9;
+  WorkloadResult graded;
+  graded.name = "vector_add n=67108864";
+  graded.graded = true;
+  graded.unit = "GB/s";
+  graded.amount = 2e9;
+  graded.results = {timed("student", Role::Student, {2.0, 2.0, 2.0})};
+  WorkloadResult fusion;
+  fusion.name = "kernel fusion n=65536 iterations=100";
+  fusion.unit = "Gsteps/s";
+  fusion.results = {timed("fused (yours)", Role::Student, {0.05, 0.05, 0.05}),
+                    timed("three kernels (yours)", Role::Variant, {0.9, 0.9, 0.9})};
+  const std::vector<BenchQuestion> questions = {{"your_gbps", "throughput", ""},
+                                                {"fused_kernel_ms", "median_ms", "kernel fusion n=65536 iterations=100"},
+                                                {"gone", "median_ms", "kernel fusion n=1"}};
+  const std::vector<AnswerLine> lines = answer_lines(questions, {fusion, graded}, device, false);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].line, "Answer: 1000 GB/s measured on NVIDIA H100 80GB HBM3 (sm_90)");
+  EXPECT_EQ(lines[1].line, "Answer: 0.05 ms measured on NVIDIA H100 80GB HBM3 (sm_90)");
+  EXPECT_FALSE(lines[2].given);
+  EXPECT_EQ(lines[2].why, "the workload \"kernel fusion n=1\" was not timed");
+  // A wrong output in the named workload gives no line either.
+  fusion.results[0].check_failures = 1;
+  const std::vector<AnswerLine> wrong = answer_lines(questions, {graded, fusion}, device, false);
+  EXPECT_TRUE(wrong[0].given);
+  EXPECT_FALSE(wrong[1].given);
+  EXPECT_NE(wrong[1].why.find("kernel fusion n=65536 iterations=100"), std::string::npos) << wrong[1].why;
+}
+
 }  // namespace
 }  // namespace lab::bench
 

@@ -21,6 +21,8 @@ NUMBER = Question("count", "a count", "number", 2.0, "key")
 BENCH = Question("gbps", "your GB/s", "number", 1.0, "bench", figure="throughput", tolerance=0.15)
 TEXT = Question("why", "why", "text", 3.0, "manual")
 KEY = {"count": {"value": 47}}
+# What a reference answer to a bench question says until someone measures it on a GPU.
+TO_MEASURE = "<run the bench"
 
 
 H100 = "NVIDIA H100 80GB HBM3"
@@ -29,16 +31,21 @@ H100_DEVICE = {"name": H100, "compute_capability": "9.0", "peak_dram_gbps": 3352
 
 
 def bench_with(figure: float | None, *, figure_name: str = "throughput", peak: float | None = 3352.3,
-               device: dict | None = None, peak_of: str | None = None, unit: str = "GB/s") -> dict:
+               device: dict | None = None, peak_of: str | None = None, unit: str = "GB/s",
+               workload: str = "") -> dict:
     """A bench JSON whose first graded workload's student row has `figure` (throughput,
-    pct_peak or median_ms), on an H100 unless `device` says otherwise."""
+    pct_peak or median_ms), on an H100 unless `device` says otherwise. With `workload`, the
+    figure is in an ungraded workload of that name instead, the graded one's three times it."""
     graded = {"name": "graded", "graded": True, "unit": unit, "peak": peak, "results": [
-        {"role": "reference", "throughput": 2000.0}, {"role": "student", figure_name: figure}]}
+        {"role": "reference", "throughput": 2000.0},
+        {"role": "student", figure_name: figure * 3 if workload and figure else figure}]}
     if peak_of is not None:
         graded["peak_of"] = peak_of
+    named = [{"name": workload, "graded": False, "unit": unit, "peak": None, "results": [
+        {"role": "reference", figure_name: 1.0}, {"role": "student", figure_name: figure}]}] if workload else []
     return {"device": dict(device or H100_DEVICE),
             "workloads": [{"name": "ungraded", "graded": False, "results": [{"role": "student", "throughput": 1.0}]},
-                          graded]}
+                          graded, *named]}
 
 
 def on(gpu: str, text: str = "2400 GB/s") -> str:
@@ -398,6 +405,112 @@ class BenchAcrossGpus(unittest.TestCase):
         self.assertIn(f"on {H100}:", row["why"])
 
 
+FUSION = "kernel fusion n=65536 iterations=100"
+FUSED_MS = Question("fused_kernel_ms", "your fused_kernel's time", "number", 1.0, "bench", figure="median_ms",
+                    tolerance=0.2, workload=FUSION)
+
+
+def fusion_bench(fused_ms: float | None = 0.05, three_ms: float = 0.9, graded_ms: float = 0.4, *,
+                 student: dict | None = None) -> dict:
+    """A grading run's bench JSON: the graded vector_add workload, then the ungraded fusion
+    workload that a question names (the student's fused_kernel and three_kernels rows)."""
+    fused = {"role": "student", "name": "fused (yours)", "median_ms": fused_ms, "check_failures": 0,
+             **(student or {})}
+    return {"device": dict(H100_DEVICE), "workloads": [
+        {"name": "vector_add n=67108864", "graded": True, "unit": "GB/s", "peak": 3352.3,
+         "results": [{"role": "student", "median_ms": graded_ms, "throughput": 2000.0}]},
+        {"name": FUSION, "graded": False, "unit": "Gsteps/s", "peak": None,
+         "results": [fused, {"role": "variant", "name": "three kernels (yours)", "median_ms": three_ms},
+                     {"role": "reference", "name": "fused (reference)", "median_ms": 0.03}]}]}
+
+
+class BenchWorkload(unittest.TestCase):
+    """A bench question that names its workload reads its figure there, in the grading run's
+    bench JSON; a JSON without it leaves the answer unchecked, never a crash."""
+
+    def row(self, text: str, bench: dict | None, question: Question = FUSED_MS) -> tuple[dict, answers.AnswersResult]:
+        return bench_row(text, bench, question, feedback=answers.FIGURES)
+
+    def test_the_figure_comes_from_the_named_workload(self):
+        line = on(f"{H100} (sm_90)", "0.05 ms")
+        row, result = self.row(line, fusion_bench(0.055))
+        self.assertEqual((row["status"], row["figure"], result.points), (answers.CORRECT, 0.055, 1.0), row["why"])
+        self.assertEqual(answers.bench_figure(fusion_bench(0.055), "median_ms", FUSION), 0.055)
+        # The graded workload's time is another figure: the fused time does not match it.
+        row, _ = self.row(line, fusion_bench(0.055, graded_ms=0.05))
+        self.assertEqual(row["status"], answers.CORRECT)
+        row, _ = self.row(line, fusion_bench(0.4, graded_ms=0.05))
+        self.assertEqual((row["status"], row["figure"]), (answers.WRONG, 0.4))
+
+    def test_a_figure_of_another_workload_or_row_is_wrong(self):
+        bench = fusion_bench(0.05, three_ms=0.9, graded_ms=0.4)
+        for other in ("0.9 ms", "0.4 ms", "0.03 ms"):  # three_kernels, vector_add, the reference's fused_kernel
+            with self.subTest(answer=other):
+                row, _ = self.row(on(H100, other), bench)
+                self.assertEqual(row["status"], answers.WRONG, row["why"])
+
+    def test_a_question_without_a_workload_reads_the_first_graded_one(self):
+        question = Question("ms", "your time", "number", 1.0, "bench", figure="median_ms")
+        bench = fusion_bench(0.05, graded_ms=0.4)
+        bench["workloads"].reverse()  # the named workload first: still not the graded one
+        self.assertEqual(self.row(on(H100, "0.4 ms"), bench, question)[0]["status"], answers.CORRECT)
+        self.assertEqual(self.row(on(H100, "0.05 ms"), bench, question)[0]["status"], answers.WRONG)
+
+    def test_a_bench_without_the_workload_leaves_it_unchecked(self):
+        bench = fusion_bench()
+        del bench["workloads"][1]  # a bench built before the question, or one that skipped it
+        row, result = self.row(on(H100, "0.05 ms"), bench)
+        self.assertEqual((row["status"], row["points"], result.points), (answers.UNCHECKED, 0.0, 0.0))
+        self.assertIn(f'did not time the workload "{FUSION}"', row["why"])
+        # No bench at all: the usual message.
+        row, _ = self.row(on(H100, "0.05 ms"), {"device": dict(H100_DEVICE)})
+        self.assertEqual(row["status"], answers.UNCHECKED)
+        self.assertIn(FUSION, row["why"])
+
+    def test_odd_bench_json_is_no_crash(self):
+        odd: list = [{}, {"workloads": None}, {"workloads": "x"}, {"workloads": [None, 3, "x"]},
+                     {"workloads": [{"name": FUSION, "results": None}]},
+                     {"workloads": [{"name": FUSION, "results": [None, {"role": "student"}]}]},
+                     {"workloads": [{"name": FUSION, "results": [{"role": "student", "median_ms": "fast"}]}]},
+                     {"workloads": [{"name": FUSION, "results": [{"role": "student", "median_ms": float("nan")}]}]},
+                     {"device": "x", "workloads": [{"name": FUSION, "results": [{"role": "student", "median_ms": 0.05,
+                                                                                 "check_failures": "many"}]}]}]
+        for bench in odd:
+            with self.subTest(bench=bench):
+                row, _ = self.row(on(H100, "0.05 ms"), bench)
+                self.assertIn(row["status"], (answers.UNCHECKED, answers.WRONG, answers.OTHER_GPU), row["why"])
+                self.assertEqual(row["points"], 0.0)
+
+    def test_wrong_output_gives_no_figure_to_answer_with(self):
+        # A fused_kernel that does nothing is fast: its time is no answer, even pasted by hand.
+        for student in ({"check_failures": 3}, {"inputs_changed": True}):
+            with self.subTest(student=student):
+                row, _ = self.row(on(f"{H100} (sm_90)", "0.002 ms"), fusion_bench(0.002, student=student))
+                self.assertEqual(row["status"], answers.WRONG)
+                self.assertIn(f'output was wrong in "{FUSION}"', row["why"])
+        # The same for a question of the graded workload.
+        bench = bench_with(FIGURE)
+        bench["workloads"][1]["results"][1]["check_failures"] = 1
+        row, _ = bench_row(on(H100, f"{FIGURE} GB/s"), bench)
+        self.assertEqual(row["status"], answers.WRONG)
+        self.assertIn("output was wrong in this grading run", row["why"])
+
+    def test_the_manifest_names_a_workload(self):
+        question, = answers.parse_questions([{"id": "f", "check": "bench", "figure": "median_ms",
+                                              "workload": FUSION}], "lab.json")
+        self.assertEqual(question.workload, FUSION)
+        plain, = answers.parse_questions([{"id": "g", "check": "bench"}], "lab.json")
+        self.assertEqual(plain.workload, "")
+        bad = [{"id": "x", "workload": FUSION},  # a key question
+               {"id": "x", "check": "bench", "figure": "peak_dram", "workload": FUSION},
+               {"id": "x", "check": "bench", "workload": 'a"b'}, {"id": "x", "check": "bench", "workload": "a;b"},
+               {"id": "x", "check": "bench", "workload": "a|b"}, {"id": "x", "check": "bench", "workload": 3},
+               {"id": "x", "check": "bench", "workload": "kernel fusion: n=1"}]
+        for entry in bad:
+            with self.assertRaises(ValueError, msg=entry):
+                answers.parse_questions([entry], "lab.json")
+
+
 class Manifests(unittest.TestCase):
     def test_bad_questions_are_refused(self):
         bad = [{"id": "a b"}, {"id": "x", "kind": "essay"}, {"id": "x", "points": -1},
@@ -459,6 +572,7 @@ class KitQuestions(unittest.TestCase):
                     self.skipTest("no solutions/ in this copy of the kit")
                 key = answers.read_key(folder / "answer_key.json")
                 given = answers.parse_answers((folder / "answers.md").read_text(encoding="utf-8"))
+                to_measure = []  # bench answers nobody has measured on a GPU yet
                 for q in lab.questions:
                     self.assertFalse(answers.is_placeholder(given.get(q.id, "")), f"{q.id} unanswered")
                     if q.check == "key":
@@ -466,6 +580,8 @@ class KitQuestions(unittest.TestCase):
                         self.assertTrue(answers.key_matches(answers.parse_number(given[q.id]), key[q.id]), q.id)
                     elif q.check == "bench" and q.figure == answers.PEAK_DRAM:
                         self._reference_peak_answer(q, given[q.id])
+                    elif q.check == "bench" and given[q.id].strip().startswith(TO_MEASURE):
+                        to_measure.append(q.id)
                     elif q.check == "bench":
                         self._reference_bench_answer(q, given[q.id])
                     elif q.check == "profile":
@@ -473,6 +589,9 @@ class KitQuestions(unittest.TestCase):
                     else:
                         self.assertIn("rubric", key.get(q.id, {}), f"{q.id}: the key has no rubric")
                 self.assertEqual(sorted(set(key) - {q.id for q in lab.questions}), [], "key entries of no question")
+                if to_measure:  # the lead pastes the lines the reference's bench prints
+                    self.skipTest(f"{', '.join(to_measure)}: the reference answer is still `{TO_MEASURE} ...>`: "
+                                  "paste the lines the reference's bench prints on the H100 and the H200")
 
     def _reference_bench_answer(self, question: Question, answer: str) -> None:
         """The reference's lines for the H100 and the H200 as the bench prints them there, each
@@ -485,11 +604,13 @@ class KitQuestions(unittest.TestCase):
             value = mine[0].value
             if question.figure == "pct_peak":  # as the bench writes a share of the peak
                 self.assertIn(f"{value:g}% of peak measured on", mine[0].text)
-            bench = bench_with(value, figure_name=question.figure, device={**H100_DEVICE, "name": name})
+            bench = bench_with(value, figure_name=question.figure, device={**H100_DEVICE, "name": name},
+                               workload=question.workload)
             row = by_id(grade_text(f"## {question.id}\nAnswer: {answer}\n", questions=(question,), bench=bench))
             self.assertEqual(row[question.id]["status"], answers.CORRECT, f"{name}: {row[question.id]['why']}")
             # The same GPU measuring half as much again: the line no longer fits.
-            slower = bench_with(value * 1.5, figure_name=question.figure, device={**H100_DEVICE, "name": name})
+            slower = bench_with(value * 1.5, figure_name=question.figure, device={**H100_DEVICE, "name": name},
+                                workload=question.workload)
             row = by_id(grade_text(f"## {question.id}\nAnswer: {answer}\n", questions=(question,), bench=slower))
             self.assertEqual(row[question.id]["status"], answers.WRONG, name)
 

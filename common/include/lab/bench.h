@@ -207,8 +207,9 @@ std::string infer_peak_of(double peak, const DeviceFacts& device);
 std::string device_label(const DeviceFacts& device);
 
 /// The answer to one bench question (lab/variants.h, BenchQuestion) that this run gives:
-/// the question's figure in the first graded workload's row of the implementation under
-/// test, the figure the grader reads, and the line to paste into labs/<lab>/answers.md.
+/// the question's figure in the row of the implementation under test of its workload (the
+/// one it names, else the first graded one), the figure the grader reads, and the line to
+/// paste into labs/<lab>/answers.md.
 struct AnswerLine {
   std::string id, figure;  ///< the question's
   bool given = false;      ///< false: no figure to give (`why` says why)
@@ -313,7 +314,8 @@ class Harness {
   /// Times every candidate of `w` (the measurement only).
   WorkloadResult measure(Workload& w);
   /// Measures `w`, prints its table and keeps the result for finish(); with --graded-only
-  /// a workload that is not graded is skipped.
+  /// a workload that is neither graded nor named by a bench question is skipped (one that
+  /// a question names then leaves the exit code alone).
   void run(Workload& w);
   /// Records a problem that is not tied to one candidate (shown and written to JSON).
   void note_error(const std::string& message);

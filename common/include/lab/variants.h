@@ -87,7 +87,10 @@ struct GradedVariantRegistrar {
 /// its manifest): the bench prints the line to paste into labs/<lab>/answers.md.
 struct BenchQuestion {
   std::string id;      ///< the question's id: its `## <id>` heading in answers.md
-  std::string figure;  ///< which figure of the first graded workload: "throughput", "median_ms" or "pct_peak"
+  std::string figure;  ///< which figure of the workload: "throughput", "median_ms" or "pct_peak"
+  /// The workload's exact name (its manifest's "workload"); "": the first graded workload.
+  /// A workload a question names is timed with --graded-only too (Harness::run).
+  std::string workload{};
 };
 
 /// The lab's bench questions, in its manifest's order (empty when it asks none).
@@ -145,7 +148,7 @@ struct VariantRegistrar {
 #define LAB_GRADED_REFERENCE_VARIANT(name) \
   static const ::lab::GradedVariantRegistrar lab_graded_variant_registrar_(name)
 
-/// The manifest's bench questions, e.g. LAB_BENCH_QUESTIONS({"your_gbps", "throughput"}, ); (generated).
+/// The manifest's bench questions, e.g. LAB_BENCH_QUESTIONS({"your_gbps", "throughput", ""}, ); (generated).
 #define LAB_BENCH_QUESTIONS(...)                                                 \
   static const ::lab::BenchQuestionsRegistrar lab_bench_questions_registrar_(    \
       std::vector<::lab::BenchQuestion>{__VA_ARGS__})

@@ -67,10 +67,11 @@ DEFAULTS: dict[str, Any] = {
         # programs and workers of labs tested side by side start about 3x faster. Streams
         # then share one queue (their work stays correct, it only overlaps less).
         "test_device_connections": 1,
-        # The same for the judge's benches, which set up while other labs are tested. All
-        # their work is on the default stream (the rules allow students no other), whose
-        # kernels use one queue in any case: on an H100 the graded ratios and the fairness
-        # table were the same with 1 as with the driver's default.
+        # The same for the judge's benches, which set up while other labs are tested. Their
+        # graded work is on the default stream (the rules allow students no other, but in
+        # vectorAdd, whose streams part the grader does not time), whose kernels use one
+        # queue in any case: on an H100 the graded ratios and the fairness table were the
+        # same with 1 as with the driver's default.
         "bench_device_connections": 1,
         # Compile students' files where they can read only the toolchain, the system, the
         # kit's headers and build folder and their own folder (Linux Landlock): "auto" (where

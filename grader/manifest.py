@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader import rules as builtin_rules
 from grader.answers import Question, parse_questions
 from grader.variants import RequiredVariant
 from grader.writeup import Rubric, parse_rubric
@@ -48,6 +49,10 @@ class Lab:
     editable: tuple[str, ...]
     required_patterns: tuple[str, ...] = ()
     forbidden_patterns: tuple[str, ...] = ()
+    # Built-in rules (grader.rules.BUILTIN_RULES) the lab's design lifts ("rules": {"allow"}):
+    # their spelling and the static checks' symbols of the same family, e.g. vectorAdd's
+    # "own_streams" for its streams part.
+    allowed_rules: tuple[str, ...] = ()
     allowed_symbols: tuple[str, ...] = ()
     forbidden_symbols: tuple[str, ...] = ()
     sanitizer_tests: tuple[str, ...] = ()
@@ -102,6 +107,11 @@ def read(path: Path) -> Lab:
         if item.startswith("/") or "\\" in item or ".." in item.split("/"):
             raise ManifestError(f'{path}: "editable" paths are relative to the kit and stay inside it: {item!r}')
     rules, symbols = table("rules"), table("symbols")
+    allowed_rules = strings("allow", rules)
+    unknown = [name for name in allowed_rules if name not in builtin_rules.BUILTIN_RULES]
+    if unknown:
+        raise ManifestError(f'{path}: "rules"."allow" names {unknown[0]!r}, which is no built-in rule '
+                            f'({", ".join(builtin_rules.BUILTIN_RULES)})')
     try:
         questions = parse_questions(data.get("questions"), str(path))
         required_variants = parse_variants(data.get("required_variants"), str(path))
@@ -114,6 +124,7 @@ def read(path: Path) -> Lab:
         raise ManifestError(f'{path}: "profile"."hints" maps {", ".join(known)} to sentences')
     return Lab(name=name, order=order, title=text("title", name), functions=functions, editable=editable,
                required_patterns=strings("required", rules), forbidden_patterns=strings("forbidden", rules),
+               allowed_rules=allowed_rules,
                allowed_symbols=strings("allow", symbols), forbidden_symbols=strings("forbid", symbols),
                sanitizer_tests=strings("sanitizer_tests"), slow_variants=strings("slow_variants"),
                reference_variant=text("reference_variant", "default"),

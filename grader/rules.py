@@ -3,9 +3,11 @@
 A course can demand a technique (the Sobel homework gives global-memory-only
 solutions little credit: sobel requires `__shared__`) or ban a shortcut. Built in,
 every student file is checked against BUILTIN_RULES: libraries that do the lab's work
-(CUB, Thrust, cuBLAS, NPP), tricks that defeat the timing (other streams, device
-resets and limits) and escapes from the test process (exit, files, the environment,
-other processes); a lab lifts one by name with `allow`. Comments and string literals
+(CUB, Thrust, cuBLAS, NPP), tricks that defeat the timing (host callbacks and graphs,
+device resets and limits; streams of one's own outside the labs that teach them) and
+escapes from the test process (exit, files, the environment, other processes). A lab's
+manifest lifts one by name ("rules": {"allow": [...]}, part of the lab's design), and so
+does a course's config (`allow` in grader.toml). Comments and string literals
 are blanked before matching, so a rule is met by code, not by a comment that mentions
 it; `#include` lines are kept whole. A broken rule costs `rule_penalty` (a fraction)
 of the points the lab earned otherwise.
@@ -37,12 +39,22 @@ BUILTIN_RULES: dict[str, tuple[str, str]] = {
                "cuBLAS does the lab's work: write the kernels yourself"),
     "npp": (r"\b(?:npp[a-z]?[A-Z]\w*|Npp\w+|NPP_\w+)|" + _include("npp"),
             "NPP does the lab's work: write the kernels yourself"),
-    # Streams the timer may not wait for. The per-thread default stream (cudaStreamPerThread,
-    # (cudaStream_t)2) is not among them: it synchronises with the legacy default stream
-    # the timer's events are on, so its work is timed in full (grader/CONTRACT.md, "Streams").
-    "streams": (r"\bcudaStreamCreate\w*|\bcudaStreamNonBlocking\b"
-                r"|\bcudaLaunchHostFunc\b|\bcudaStreamAddCallback\b|\bcudaGraph\w*",
-                "work on a stream of your own can hide from the timer: launch everything on the default stream"),
+    # Streams of one's own: the timers wait for every stream the implementation created and
+    # has not destroyed (common/src/stream_fence.cpp), so a lab whose exercise needs them
+    # lifts this rule in its manifest ("rules": {"allow": ["own_streams"]}); elsewhere the
+    # default stream is the one to use. The per-thread default stream (cudaStreamPerThread,
+    # (cudaStream_t)2) is not a stream of one's own: it synchronises with the legacy default
+    # stream the timers' events are on (grader/CONTRACT.md, "Streams").
+    "own_streams": (r"\bcudaStreamCreate\w*|\bcudaStreamNonBlocking\b|\bcudaStreamDestroy\b"
+                    r"|\bcudaStreamWaitEvent\b",
+                    "streams of your own belong to the labs whose exercises ask for them: launch everything on "
+                    "the default stream"),
+    # Work no timer can wait for, in every lab: host callbacks (host code that runs when the
+    # GPU reaches it, and can queue more work after the call returned), graphs and stream
+    # capture (work launched as one unit, outside the streams the timers follow).
+    "streams": (r"\bcudaLaunchHostFunc\b|\bcudaStreamAddCallback\b|\bcudaGraph\w*|\bcudaStream\w*Capture\w*",
+                "host callbacks, graphs and stream capture run work the timer cannot wait for: launch your kernels "
+                "directly"),
     "device_reset": (r"\bcudaDeviceReset\b", "resetting the device destroys the tests' and the bench's memory"),
     "device_limits": (r"\bcudaDeviceSetLimit\b|\bcudaSetDevice(?:Flags)?\b|\bcudaDeviceSetCacheConfig\b"
                       r"|\bcudaDeviceSetSharedMemConfig\b|\bcudaCtx\w+|\bcuCtx\w+",

@@ -12,6 +12,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "bench_internal.h"
+#include "stream_fence.h"
 #include "lab/bench_stats.h"
 #include "lab/cuda_check.h"
 #include "lab/padding.h"
@@ -105,10 +106,11 @@ struct CallTimes {
   double host_ms = 0;
 };
 
-// The timed call, between the events `start` and `stop`. A call forwarded to a worker
-// (judge programs): right after the stop event the judge holds the GPU for a moment, so
-// that the output check it enqueues next runs before a worker that said "done" too early
-// could finish behind the judge's back.
+// The timed call, between the events `start` and `stop`; the stop event waits for the
+// work of the implementation's own streams too (stream_fence.h), as the worker's does. A
+// call forwarded to a worker (judge programs): right after the stop event the judge holds
+// the GPU for a moment, so that the output check it enqueues next runs before a worker that
+// said "done" too early could finish behind the judge's back.
 CallTimes time_call(CandidateResult& r, Remote* remote, bool timed, cudaEvent_t start, cudaEvent_t stop) {
   // A call made in this process is timed behind the lead (lab/timing_lead.h); one
   // forwarded to a worker (known from the warm-up) gets its lead in the worker, right
@@ -122,6 +124,8 @@ CallTimes time_call(CandidateResult& r, Remote* remote, bool timed, cudaEvent_t 
     const NvtxRange range(r.c.name);
     LAB_CUDA_CHECK(cudaEventRecord(start, nullptr));
     r.c.call();
+    if (lab::streams::take_refused()) throw std::runtime_error(lab::streams::kTooManyStreams);
+    LAB_CUDA_CHECK(lab::streams::wait_for_streams());
     LAB_CUDA_CHECK(cudaEventRecord(stop, nullptr));
   }
   CallTimes times;
@@ -207,7 +211,11 @@ Sample sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>
   } catch (const std::exception& e) {
     r.failed = true;
     ++r.check_failures;
-    if (r.first_failure.empty()) r.first_failure = e.what();
+    // A stream creation refused inside the call (more than the timer follows) explains
+    // the CUDA error the call then threw.
+    std::string why = e.what();
+    if (lab::streams::take_refused()) why = std::string(lab::streams::kTooManyStreams) + " (" + why + ")";
+    if (r.first_failure.empty()) r.first_failure = why;
     return s;
   }
 }

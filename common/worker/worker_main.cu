@@ -53,6 +53,7 @@
 #include "lab/judge/wire.h"
 #include "lab/judge/worker.h"
 #include "lab/timing_lead.h"
+#include "../src/stream_fence.h"
 #include "../wire/spin.h"
 #include "sandbox.h"
 
@@ -412,12 +413,14 @@ __global__ void labkit_noop_kernel() {}
 // The worker's clock for timed requests: two CUDA events around the call, recorded on
 // the default stream exactly where a direct bench records its own (common/src/bench_sampling.cu),
 // behind the same lead (lab/timing_lead.h), so that both time the same span: from when
-// the GPU is ready to run the call to the end of the work it enqueued. Created once,
-// before the sandbox closes.
+// the GPU is ready to run the call to the end of the work it enqueued, on the default
+// stream and on every stream of its own (the stop event waits for them: stream_fence.h).
+// Created once, before the sandbox closes.
 struct CallClock {
   cudaEvent_t start = nullptr, stop = nullptr;
   bool pending = false;  // a timed call whose start event start_call_clock() has not yet recorded
   bool started = false;  // the start event of the current call is recorded
+  cudaError_t fence = cudaSuccess;  // why the stop event could not wait for the implementation's streams
 };
 CallClock& call_clock() {
   static CallClock clock;
@@ -429,11 +432,38 @@ void arm_call_clock(const wire::Request& request) {
   CallClock& clock = call_clock();
   clock.pending = request.timed != 0 && clock.start != nullptr;
   clock.started = false;
+  clock.fence = cudaSuccess;
 }
 
-// Records the stop event after the call; a no-op for an untimed request.
+// Records the stop event after the call, behind all the work of the implementation's own
+// streams (stream_fence.h); a no-op for an untimed request. When the fence fails the call
+// has no time (fence_problem() says why).
 void stop_call_clock() {
-  if (call_clock().started) (void)cudaEventRecord(call_clock().stop, nullptr);
+  CallClock& clock = call_clock();
+  if (!clock.started) return;
+  clock.fence = lab::streams::wait_for_streams();
+  if (clock.fence != cudaSuccess) {
+    clock.started = false;
+    return;
+  }
+  (void)cudaEventRecord(clock.stop, nullptr);
+}
+
+// After the call's work is finished (finish_gpu_work): a call that tried to have more
+// streams than the timer follows, or whose streams the stop event could not wait for,
+// fails, unless it already failed with its own fault.
+void fence_problem(wire::Reply& reply) {
+  std::string problem;
+  if (lab::streams::take_refused()) {
+    problem = lab::streams::kTooManyStreams;
+  } else if (call_clock().fence != cudaSuccess) {
+    problem = std::string("the timer could not wait for the streams your code created: ") +
+              cudaGetErrorName(call_clock().fence) + " (" + cudaGetErrorString(call_clock().fence) + ")";
+  }
+  if (problem.empty() || reply.status == wire::Status::Fault || reply.status == wire::Status::BadRequest) return;
+  const bool had_message = reply.status != wire::Status::Ok && reply.message[0] != '\0';
+  set_message(reply, had_message ? problem + "; " + reply.message : problem);
+  reply.status = wire::Status::Error;
 }
 
 // The timed call's time once its work is finished (after finish_gpu_work), or -1.
@@ -628,6 +658,33 @@ wire::Channel* open_channel() {
   return channel;
 }
 
+// Before the sandbox closes: streams of every priority the device has, each with a kernel
+// on it, made and destroyed again, so that whatever the driver sets up for a stream (the
+// queues that streams share) exists before an implementation creates streams of its own
+// inside the sandbox. Nothing depends on it: a failure is cleared and forgotten.
+void warm_streams() {
+  int least = 0, greatest = 0;
+  if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess) least = greatest = 0;
+  std::vector<cudaStream_t> streams;
+  for (int i = 0; i < 8; ++i) {  // as many as the device's default number of queues
+    cudaStream_t stream = nullptr;
+    if (cudaStreamCreateWithFlags(&stream, i % 2 == 0 ? cudaStreamNonBlocking : cudaStreamDefault) == cudaSuccess) {
+      streams.push_back(stream);
+    }
+  }
+  for (int priority = greatest; priority <= least && priority - greatest < 16; ++priority) {
+    cudaStream_t stream = nullptr;
+    if (cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, priority) == cudaSuccess) {
+      streams.push_back(stream);
+    }
+  }
+  for (cudaStream_t stream : streams) labkit_noop_kernel<<<1, 1, 0, stream>>>();
+  (void)cudaDeviceSynchronize();
+  for (cudaStream_t stream : streams) (void)cudaStreamDestroy(stream);
+  (void)cudaDeviceSynchronize();
+  (void)cudaGetLastError();
+}
+
 // The CUDA context, the call clock's events and the launch record, made before the
 // sandbox closes; returns what went wrong ("" when nothing did; `startup_error` is kept
 // when it already says something).
@@ -640,6 +697,15 @@ std::string start_gpu(const Args& args, std::string startup_error) {
   if (status == cudaSuccess) status = cudaFree(nullptr);  // creates the context before the sandbox closes
   if (status == cudaSuccess) status = cudaEventCreate(&call_clock().start);
   if (status == cudaSuccess) status = cudaEventCreate(&call_clock().stop);
+  if (status == cudaSuccess) {  // the events of the fence over the implementation's streams
+    const cudaError_t fence = lab::streams::prepare_stream_fence();
+    if (fence == cudaErrorSharedObjectSymbolNotFound) {
+      if (startup_error.empty()) startup_error = "the worker cannot find libcudart's stream functions: rebuild the kit";
+    } else {
+      status = fence;
+    }
+  }
+  if (status == cudaSuccess) warm_streams();
   exact_call().enabled = args.exact_bounds;
   launch_record().enabled = args.record_launches;
   if (next_launch_kernel() == nullptr || next_launch_cooperative() == nullptr) {
@@ -706,6 +772,7 @@ void serve_call(const VariantRegistry* registry, const wire::Request& request, w
   launch_record().active = false;
   finish_gpu_work(reply, what);
   finish_exact_call(reply);
+  fence_problem(reply);
   if (reply.status == wire::Status::Ok) reply.elapsed_ms = call_clock_ms();
   if (launch_record().enabled) {
     const LaunchRecord& record = launch_record();
@@ -723,6 +790,7 @@ void serve_noop(wire::Reply& reply) {
   launch_record().active = false;  // the worker's own kernel: never reported
   stop_call_clock();
   finish_gpu_work(reply, "the judge's empty kernel");
+  fence_problem(reply);
   if (reply.status == wire::Status::Ok) reply.elapsed_ms = call_clock_ms();
   close_unused_mappings();
 }

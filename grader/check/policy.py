@@ -129,11 +129,17 @@ STD_FORBIDDEN = (
 )
 # Why a symbol is forbidden, for the message: (patterns on the raw or demangled name, rule of
 # grader.rules.BUILTIN_RULES whose reason is given, or a reason of its own).
+_STREAM_CALLS_WHY = ("the timers follow the default stream (and the streams your code creates, where the lab "
+                     "allows them), not what this call does: launch with <<<...>>> on the default stream")
 _SYSCALL_WHY = ("system calls made directly reach outside the test process: the implementation only "
                 "launches kernels and calls the CUDA runtime")
 SYMBOL_FAMILIES: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("cudaStream*", "cudaGraph*", "cudaLaunchHostFunc", "cudaLaunchKernelEx*", "*_ptsz", "*_ptds",
-      "cudaStreamAddCallback", "cudaCtxResetPersistingL2Cache"), "streams"),
+    # Streams of one's own, before the other stream calls: a lab's manifest can allow them
+    # ("rules": {"allow": ["own_streams"]}), the timers wait for every one (grader/CONTRACT.md).
+    (("cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "cudaStreamDestroy",
+      "cudaStreamWaitEvent"), "own_streams"),
+    (("cudaGraph*", "cudaLaunchHostFunc", "cudaStreamAddCallback", "cudaStream*Capture*"), "streams"),
+    (("cudaStream*", "cudaLaunchKernelEx*", "*_ptsz", "*_ptds", "cudaCtxResetPersistingL2Cache"), _STREAM_CALLS_WHY),
     (("cudaDeviceReset", "cudaThreadExit"), "device_reset"),
     (("cudaDeviceSet*", "cudaSetDevice*", "cudaSetValidDevices", "cudaInitDevice", "cudaCtx*", "cudaThreadSet*",
       "cu[A-Z]*"), "device_limits"),

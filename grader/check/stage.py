@@ -126,7 +126,8 @@ def _check_files(session: Session, files: list[Path], work_dir: Path, object_fil
     for source, obj, kit_headers in objects:
         ctx = ObjectContext(source, lab.name, kit_functions, set(lab.functions), own_defined,
                             header_identifiers(kit_headers), tuple(lab.allowed_symbols),
-                            tuple(lab.forbidden_symbols), {index: info[4] for index, info in obj.sections.items()})
+                            tuple(lab.forbidden_symbols), {index: info[4] for index, info in obj.sections.items()},
+                            tuple(lab.allowed_rules))
         findings += (symbol_findings(obj, ctx) + constructor_findings(obj, source, own_defined)
                      + registration_findings(obj, source) + syscall_findings(obj, source, obj.demangled))
     lines_from_includes(findings)

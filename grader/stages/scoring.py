@@ -17,7 +17,7 @@ def run(ctx: LabContext, result: LabResult, *, check_rules: bool) -> None:
     """The lab's score after its timing; `check_rules`: the lab was graded (neither ERROR
     nor MISSING before its timing), so its rules apply."""
     if check_rules:
-        apply_rules(ctx.options, result, ctx.taken)
+        apply_rules(ctx.options, result, ctx.taken, ctx.manifest)
     grade_variants(result, ctx.manifest)
     if result.status is not status.ERROR:
         apply_deductions(ctx.options, result)
@@ -25,16 +25,19 @@ def run(ctx: LabContext, result: LabResult, *, check_rules: bool) -> None:
         record_writeup(ctx.options, result, ctx.manifest)
 
 
-def apply_rules(options: Options, result: LabResult, taken: overlay.Overlay | None = None) -> None:
+def apply_rules(options: Options, result: LabResult, taken: overlay.Overlay | None = None,
+                lab: manifest.Lab | None = None) -> None:
     """The lab's required and forbidden patterns from the config and the manifest, and, where the
-    static checks could not run, the built-in patterns in their stead (student code only)."""
+    static checks could not run, the built-in patterns in their stead (student code only). A
+    built-in rule is lifted by the course's config (`allow`) and by the lab's manifest
+    ("rules": {"allow"}: vectorAdd's streams part lifts "own_streams")."""
     settings = options.config.lab(result.lab)
+    allowed = set(settings.allow) | set(lab.allowed_rules if lab is not None else ())
     source_root = options.work_dir if taken is not None and not options.plan.solution else options.root
     files = rules.sources(source_root, result.lab, options.impl, settings.editable)
     builtin = {} if options.plan.solution or result.checked else {
-        name: rule for name, rule in rules.BUILTIN_RULES.items() if name not in settings.allow}
+        name: rule for name, rule in rules.BUILTIN_RULES.items() if name not in allowed}
     findings = rules.check(source_root, files, settings.required_patterns, settings.forbidden_patterns, builtin)
-    allowed = set(settings.allow)
     result.rules = [r for r in result.rules if r.get("rule") not in allowed] + [f.as_dict() for f in findings]
 
 

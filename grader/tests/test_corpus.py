@@ -242,6 +242,15 @@ class CorpusWithoutGpuTest(unittest.TestCase):
         lab = self.grade("calls_exit", "vectorAdd")
         self.assertEqual([(r["rule"], r["line"]) for r in lab["rules"]], [("exit", 14)])
 
+    def test_streams_of_ones_own_only_where_the_lab_allows_them(self):
+        # vectorAdd's manifest lifts rule own_streams (its streams part): the spelled stream
+        # calls are findings in reduction only.
+        for case in ("stream_returns_early", "stream_nonblocking"):
+            self.assertEqual(self.grade(case, "vectorAdd")["rules"], [], case)
+        lab = self.grade("stream_other_lab", "reduction")
+        self.assertEqual({(r["rule"], r["line"]) for r in lab["rules"]},
+                         {("own_streams", 49)})
+
     def test_correct_case_breaks_no_rule(self):
         for case, lab in (("correct", "vectorAdd"), ("correct_reduction", "reduction")):
             self.assertEqual(self.grade(case, lab)["rules"], [], case)

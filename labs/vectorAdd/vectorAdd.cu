@@ -133,3 +133,25 @@ void fused_kernel(unsigned int* x, unsigned int* hist, int n, int iterations) {
   (void)n;
   (void)iterations;
 }
+
+// ---- Further part: streams (handout: "Further part: streams"; tests:
+// --gtest_filter='*IndependentChains*') ---------------------------------------------------
+//
+// `chains` independent arrays of n elements in x, each taking `steps` steps of
+// chain_step (vectorAdd.h gives the exact contract, and chain_step itself).
+
+void independent_chains(unsigned int* x, int n, int chains, int steps, int streams) {
+  // TODO(student): a kernel that applies chain_step to each of the n elements of one chain
+  // (one thread per element), and one launch of it per step and chain: chains · steps
+  // launches, chain c's on x + c · n. streams = 1: all on the default stream. streams ≥ 2:
+  // chain c on stream c % streams of streams of your own (cudaStreamCreate); create them
+  // once and keep them for the next calls, since creating a stream costs far more than a
+  // launch. When you return, later work on the default stream must see the result.
+  // n <= 0, chains <= 0 or steps <= 0 launches nothing. Then time both versions with the
+  // bench (vectorAdd_bench, its last table).
+  (void)x;
+  (void)n;
+  (void)chains;
+  (void)steps;
+  (void)streams;
+}

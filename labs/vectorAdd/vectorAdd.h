@@ -62,3 +62,33 @@ void fused_kernel(unsigned int* x, unsigned int* hist, int n, int iterations);
 
 /// The same on the CPU (host pointers), step by step as above: the golden result.
 void fusion_steps_cpu(unsigned int* x, unsigned int* hist, int n, int iterations);
+
+// ---- Further part: streams (handout: "Further part: streams") ------------------------------
+
+/// Rounds of chain_step: a few tens of microseconds of work per kernel on a thousand elements.
+constexpr int kChainRounds = 2048;
+/// The most streams independent_chains is asked to spread its chains over.
+constexpr int kMaxChainStreams = 16;
+
+/// One step of a chain on one element: kChainRounds times v = (v ^ (v >> 16)) · 0x45d9f3b + 1
+/// (modulo 2^32). Each round needs the one before: a thread's work cannot be split.
+__host__ __device__ inline unsigned int chain_step(unsigned int v) {
+  for (int r = 0; r < kChainRounds; ++r) v = (v ^ (v >> 16)) * 0x45d9f3bu + 1u;
+  return v;
+}
+
+/// Independent chains: x holds `chains` arrays of n unsigned ints, one after the other
+/// (chain c is x[c · n], …, x[c · n + n − 1]; x is a device pointer to chains · n of them).
+/// Each chain takes `steps` steps, one after the other, and a step replaces every element v
+/// of its chain by chain_step(v): one kernel launch per step and chain (chains · steps
+/// launches), each on n elements. The chains do not depend on each other.
+///   streams = 1: every launch on the default stream, in order (the one-stream version);
+///   2 ≤ streams ≤ kMaxChainStreams: chain c on stream c % streams of `streams` streams of
+///   your own, so that kernels of different chains may run at the same time.
+/// When it returns, later work on the default stream sees the result (whichever streams
+/// you used). Nothing but x[0 .. chains · n − 1] is written. n ≤ 0, chains ≤ 0 or
+/// steps ≤ 0 does nothing; chains · n ≤ 2^31 − 1. The result is exact (integers).
+void independent_chains(unsigned int* x, int n, int chains, int steps, int streams);
+
+/// The same on the CPU (host pointer), chain after chain: the golden result.
+void independent_chains_cpu(unsigned int* x, int n, int chains, int steps);

@@ -15,6 +15,8 @@
 //     small array (2^16 elements) and 100 iterations: compare the two rows' times. Not
 //     scored, but the question fused_kernel_ms reads your fused_kernel's time from it, so
 //     the grader's run (--graded-only) times it too.
+//  4. the further part, streams: independent_chains on 8 chains of 1024 elements, 8 steps
+//     each (64 small kernels), on one stream and on 8 streams of its own: compare the rows.
 // The CPU version is timed with the sdkTimer API for the speedup columns.
 #include <algorithm>
 #include <cstring>
@@ -157,6 +159,54 @@ void run_fusion(lab::bench::Harness& h, int n, int iterations) {
   if (h.times_everything()) std::printf("(3 launches per iteration vs one launch; Gsteps/s = n x iterations / time)\n");
 }
 
+// The further part on streams: independent_chains with every launch on the default stream
+// (streams = 1) and with each of the `chains` chains on a stream of its own. Not graded: it
+// shows what independent kernels that each leave most of the GPU idle gain from streams.
+// Every call starts from the same x (restored before it, untimed) and is checked against
+// the CPU's result; the timer's stop event waits for the implementation's streams.
+void run_chains(lab::bench::Harness& h, int n, int chains, int steps) {
+  const std::size_t total = static_cast<std::size_t>(n) * chains;
+  std::vector<unsigned int> x0(total);
+  lab::Rng rng(lab::case_seed("bench_chains"));
+  for (unsigned int& v : x0) v = static_cast<unsigned int>(rng.next());
+  std::vector<unsigned int> x_expected = x0;
+  independent_chains_cpu(x_expected.data(), n, chains, steps);
+  lab::DeviceBuffer<unsigned int> dx0(x0), dx(total), dx_expected(x_expected);
+
+  using ChainsFn = decltype(independent_chains);
+  lab::bench::Workload w;
+  w.name = "streams: " + std::to_string(chains) + " independent chains of n=" + std::to_string(n) + ", " +
+           std::to_string(steps) + " steps each (" + std::to_string(chains * steps) +
+           " launches); one stream vs one stream per chain; Gsteps/s = chains x n x steps / time";
+  w.function = "independent_chains";
+  w.unit = "Gsteps/s";
+  w.amount = static_cast<double>(total) * steps;  // one element through one chain_step
+  w.prepare = [&] {
+    LAB_CUDA_CHECK(cudaMemcpy(dx.data(), dx0.data(), sizeof(unsigned int) * total, cudaMemcpyDeviceToDevice));
+  };
+  w.check = [&]() -> std::string { return lab::bench::check_equal_device(dx_expected.data(), dx.data(), total); };
+  auto bind = [&](ChainsFn* fn, int streams) {
+    return [&, fn, streams] { fn(dx.data(), n, chains, steps, streams); };
+  };
+  using lab::bench::Candidate;
+  using lab::bench::Role;
+  const std::string per_chain = std::to_string(chains) + " streams, one per chain";
+  h.add_candidate(w, Candidate{"streams (yours)", Role::Student, bind(independent_chains, chains),
+                               "your independent_chains on " + per_chain});
+  h.add_candidate(w, Candidate{"one stream (yours)", Role::Variant, bind(independent_chains, 1),
+                               "your independent_chains with streams = 1: every launch on the default stream"});
+  if (h.reference().loaded()) {
+    const lab::VariantRegistry& ref = *h.reference().registry();
+    if (ChainsFn* fn = ref.get<ChainsFn>("independent_chains", "default")) {
+      h.add_candidate(w, Candidate{"streams (reference)", Role::Reference, bind(fn, chains),
+                                   "the reference's independent_chains on " + per_chain});
+      h.add_candidate(w, Candidate{"one stream (reference)", Role::Variant, bind(fn, 1),
+                                   "the reference's independent_chains on the default stream"});
+    }
+  }
+  h.run(w);
+}
+
 // End to end, with the copies a real program must make (not graded).
 void run_end_to_end(lab::bench::Harness& h) {
   const int n = static_cast<int>(h.size_or(1 << 26));
@@ -209,5 +259,8 @@ int main(int argc, char** argv) {
   // The further part: launch overhead and kernel fusion (the lecture's small problem).
   // Timed with --graded-only too: the question fused_kernel_ms reads its figure from it.
   run_fusion(h, 1 << 16, 100);
+
+  // The further part: streams (independent small kernels, each leaving most of the GPU idle).
+  if (h.times_everything()) run_chains(h, 1024, 8, 8);  // --graded-only: in no grade
   return h.finish();
 }

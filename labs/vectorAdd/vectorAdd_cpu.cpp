@@ -21,3 +21,14 @@ void fusion_steps_cpu(unsigned int* x, unsigned int* hist, int n, int iterations
     }
   }
 }
+
+// The chains one after the other, each step of each chain on every element (vectorAdd.h).
+void independent_chains_cpu(unsigned int* x, int n, int chains, int steps) {
+  if (n <= 0 || chains <= 0) return;
+  for (int c = 0; c < chains; ++c) {
+    unsigned int* chain = x + static_cast<long long>(c) * n;
+    for (int s = 0; s < steps; ++s) {
+      for (int i = 0; i < n; ++i) chain[i] = chain_step(chain[i]);
+    }
+  }
+}

@@ -10,7 +10,8 @@
 // (staged through page-locked buffers) do the allocations, copies and frees themselves,
 // check every call, and time the kernel with events.
 // Further part: three_kernels launches the lecture's K1, K2 and K3 once per iteration;
-// fused_kernel does the same work in one launch.
+// fused_kernel does the same work in one launch. independent_chains runs independent
+// chains of small kernels on the default stream or spread over streams of its own.
 #include <cstdint>
 #include <cstring>
 
@@ -284,4 +285,46 @@ void fused_kernel(unsigned int* x, unsigned int* hist, int n, int iterations) {
   if (n <= 0 || iterations <= 0) return;
   fused_steps_kernel<<<tiles_for(n), kFuseTile>>>(x, hist, n, iterations);
   LAB_CHECK_LAUNCH();
+}
+
+// ---- Further part: streams ------------------------------------------------------------------
+//
+// Each kernel of independent_chains works on one chain of about a thousand elements: a few
+// blocks, most of the GPU idle, for tens of microseconds (chain_step's rounds depend on each
+// other). On the default stream the chains' kernels run one after the other; on streams of
+// their own, kernels of different chains run side by side. The streams are made with
+// cudaStreamCreate: *blocking* streams, which synchronise with the legacy default stream, so
+// the caller's later work on the default stream waits for them with no join of ours (and a
+// bench that dlopen()s this library times all of their work with its default-stream events).
+namespace {
+
+__global__ void chain_step_kernel(unsigned int* chain, int n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) chain[i] = chain_step(chain[i]);
+}
+
+// Stream k of independent_chains, made at the first call that needs it and kept for the
+// program's life: creating a stream costs far more than a launch.
+cudaStream_t chain_stream(int k) {
+  static cudaStream_t streams[kMaxChainStreams] = {};
+  if (streams[k] == nullptr) LAB_CUDA_CHECK(cudaStreamCreate(&streams[k]));
+  return streams[k];
+}
+
+}  // namespace
+
+void independent_chains(unsigned int* x, int n, int chains, int steps, int streams) {
+  if (n <= 0 || chains <= 0 || steps <= 0) return;
+  const int used = streams < 1 ? 1 : (streams > kMaxChainStreams ? kMaxChainStreams : streams);
+  const int threads = 256;
+  const int blocks = static_cast<int>((static_cast<long long>(n) + threads - 1) / threads);
+  // Step by step across the chains, so that every stream has its next kernel queued early
+  // (the host launches one kernel at a time, each costing it a few microseconds).
+  for (int s = 0; s < steps; ++s) {
+    for (int c = 0; c < chains; ++c) {
+      const cudaStream_t stream = used == 1 ? nullptr : chain_stream(c % used);
+      chain_step_kernel<<<blocks, threads, 0, stream>>>(x + static_cast<long long>(c) * n, n);
+      LAB_CHECK_LAUNCH();
+    }
+  }
 }

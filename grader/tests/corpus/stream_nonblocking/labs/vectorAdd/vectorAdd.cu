@@ -1,10 +1,12 @@
 // Corpus case "stream_nonblocking": a stream that does not synchronise with the default
 // stream (cudaStreamNonBlocking, flag value 1), made through a declaration under another
 // name so that no spelling rule sees it, and 2 ms of work left running on it at the end
-// of every call at bench sizes: the events around the call, on the default stream, do not
-// wait for it. The object still refers to the runtime's symbol (a rule finding), and the
-// judge's own clock, which runs until the worker has synchronised the whole device,
-// contradicts the call's stamps every time: the performance points are withheld.
+// of every call at bench sizes: the events around the call, on the default stream, would
+// not wait for it by themselves. The object refers to the runtime's symbol, which
+// vectorAdd allows (rule own_streams, for its streams part), and the call binds to the
+// worker's own cudaStreamCreateWithFlags whatever the file calls it: the timer's stop
+// event waits for the stream, so the 2 ms are in the stamps, the judge's clock agrees with
+// them, and the file earns few performance points, honestly timed.
 #include "lab/cuda_check.h"
 #include "vectorAdd.h"
 

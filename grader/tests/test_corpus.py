@@ -5,7 +5,9 @@ lab, the designed status, correctness and total ranges, a message the lab's repo
 contain, and the rules and sanitizer tools that must (and alone may) report findings.
 Every case is graded by `python3 -m grader --submission <case> --pristine <this kit>`
 in its own process with a time limit, all cases sharing one build directory (only the
-student's file is recompiled between cases).
+student's file is recompiled between cases; each case's libraries go to a folder of its
+own). `bash .ci/gpu-check corpus` grades the cases that are timed alone first, then the
+others a few at a time (`groups()`).
 
 Needs an NVIDIA GPU: skipped when `nvidia-smi` is missing or fails. LABKIT_CORPUS=1
 forces the run, LABKIT_CORPUS=0 skips it, LABKIT_CORPUS=nogpu builds and grades every
@@ -50,6 +52,19 @@ NO_GPU = {"status": "NO_GPU", "correctness": [0, 0], "total": [0, 0], "message":
 
 def cases() -> list[str]:
     return sorted(p.name for p in CORPUS.iterdir() if (p / "expect.json").is_file())
+
+
+def runs_alone(expect: dict[str, Any]) -> bool:
+    """Whether a case must have the GPU and the machine to itself: it is timed (its
+    performance points depend on it), or it checks that nothing was written to a fixed path
+    after it ends. The other cases may be graded side by side (`bash .ci/gpu-check corpus`)."""
+    return bool(expect.get("bench") or expect.get("forbid_paths"))
+
+
+def groups() -> tuple[list[str], list[str]]:
+    """(the cases that run alone, the cases that may run side by side), in name order."""
+    alone = [case for case in cases() if runs_alone(expectation(case, "gpu"))]
+    return alone, [case for case in cases() if case not in alone]
 
 
 def gpu_present() -> bool:
@@ -134,8 +149,10 @@ class CorpusTest(unittest.TestCase):
             config = merge(config, {"defaults": {"sanitizer": True}})
         (tmp / "grader.toml").write_text(to_toml(config))
         labs = [expect["lab"], *expect.get("also", {})]
+        # The case's libraries and raw results in its own folder (--student-dir), so that
+        # cases graded side by side share only the kit's build.
         args = [sys.executable, "-m", "grader", "--allow-no-gpu", "--submission", str(CORPUS / case),
-                "--pristine", str(KIT),
+                "--pristine", str(KIT), "--student-dir", str(tmp / "work"),
                 "--build-dir", str(build_dir()), "--config", str(tmp / "grader.toml"), "--json",
                 str(tmp / "report.json"), "--seed", str(SEED), *labs]
         if not expect.get("bench"):
@@ -258,3 +275,22 @@ class CorpusWithoutGpuTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CorpusGroupsTest(unittest.TestCase):
+    """`bash .ci/gpu-check corpus` grades the untimed cases side by side: every timed case,
+    and every case that watches a path after it ends, must be in the group that runs alone."""
+
+    def test_each_case_in_one_group(self):
+        alone, shared = groups()
+        self.assertEqual(sorted(alone + shared), cases())
+        self.assertFalse(set(alone) & set(shared))
+
+    def test_timed_and_watching_cases_run_alone(self):
+        alone, shared = groups()
+        for case in cases():
+            expect = expectation(case, "gpu")
+            if expect.get("bench") or expect.get("forbid_paths") or "performance" in expect:
+                self.assertIn(case, alone, f"{case} is timed or watches a path: it must run alone")
+        self.assertIn("correct", alone)  # graded with its bench
+        self.assertIn("compile_error", shared)

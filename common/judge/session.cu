@@ -400,6 +400,7 @@ class Worker {
     if (!m_options.sandbox) args.emplace_back("--no-sandbox");
     if (m_options.exact_bounds) args.emplace_back("--exact-bounds");
     if (!m_options.launch_log.empty()) args.emplace_back("--record-launches");
+    if (m_options.warm_copies) args.emplace_back("--warm-copies");  // a diagnostic (RemoteOptions)
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -468,6 +469,9 @@ class Worker {
   }
 
   // The worker says which protections it applied; seccomp the judge can see for itself.
+  // Also reported: the speculation mitigations the kernel applies to the worker, which on
+  // some kernels follow from seccomp (spec_store_bypass_disable=seccomp) and slow its host
+  // code down: a diagnostic of the timing's fairness (grader/tests/fairness_probe.py).
   void verify_seccomp() {
     std::ifstream status("/proc/" + std::to_string(m_pid) + "/status");
     std::string line;
@@ -475,6 +479,11 @@ class Worker {
       if (line.rfind("Seccomp:", 0) == 0) {
         const bool filtered = line.find('2') != std::string::npos;
         m_report += std::string("seccomp as the judge sees it: ") + (filtered ? "filter mode" : "OFF") + "\n";
+      } else if (line.rfind("Speculation_Store_Bypass:", 0) == 0 || line.rfind("SpeculationIndirectBranch:", 0) == 0) {
+        const std::size_t colon = line.find(':');
+        const std::size_t value = line.find_first_not_of(" \t", colon + 1);
+        m_report += "speculation (" + line.substr(0, colon) + "): " +
+                    (value == std::string::npos ? std::string("?") : line.substr(value, 80)) + "\n";
       }
     }
   }

@@ -3,6 +3,7 @@
 //   ./bin/common_test --gtest_filter='BenchDocument*:Cli*'
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -277,6 +278,23 @@ TEST(Cli, RefusesJudgeOptionsOutsideJudgePrograms) {
   ASSERT_EQ(remote(), nullptr);
   EXPECT_EXIT(parse_args({"--impl", "x.so"}), ::testing::ExitedWithCode(2),
               "prog: error: --impl is an option of the grader's judge programs \\(prog_judge\\)");
+}
+
+// --warm-copies (a diagnostic of the fairness probe) is a flag of the judge programs only:
+// it sets RemoteOptions::warm_copies, which the judge turns into the workers' flag, and a
+// student's own bench refuses it.
+TEST(Cli, WarmCopiesIsAJudgeOnlyFlag) {
+  const auto& table = remote_option_table();
+  const auto spec = std::find_if(table.begin(), table.end(),
+                                 [](const RemoteOptionSpec& r) { return std::string(r.name) == "--warm-copies"; });
+  ASSERT_NE(spec, table.end());
+  EXPECT_EQ(spec->value, nullptr);
+  RemoteOptions options;
+  EXPECT_FALSE(options.warm_copies);
+  spec->apply(options, "");
+  EXPECT_TRUE(options.warm_copies);
+  EXPECT_EXIT(parse_args({"--warm-copies"}), ::testing::ExitedWithCode(2),
+              "prog: error: --warm-copies is an option of the grader's judge programs");
 }
 
 // --help lists each option with its value's name; judge options only when asked.

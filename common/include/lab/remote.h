@@ -30,6 +30,11 @@ struct RemoteOptions {
   /// --launch-log=FILE: the student's worker records each call's kernel launches and the
   /// judge writes them to FILE, one JSON line per call (grader/CONTRACT.md, "Sanitizer runs").
   std::string launch_log;
+  /// --warm-copies (a diagnostic of the fairness tools, never the grader's): before each
+  /// timed call, ahead of its lead, each worker makes a small memset and a 4-byte
+  /// synchronous copy to the host of its own, untimed, as a direct bench's set-up does
+  /// in its own process before every call (grader/tests/fairness_probe.py says why).
+  bool warm_copies = false;
 };
 
 /// One of the judge programs' own options. The test main and the bench both read this
@@ -42,7 +47,7 @@ struct RemoteOptionSpec {
   void (*apply)(RemoteOptions& options, const std::string& value);
 };
 
-/// --impl, --worker, --call-timeout, --no-sandbox, --exact-bounds and --launch-log.
+/// --impl, --worker, --call-timeout, --no-sandbox, --exact-bounds, --launch-log and --warm-copies.
 const std::vector<RemoteOptionSpec>& remote_option_table();
 
 /// The calls one timed sample forwarded to workers.

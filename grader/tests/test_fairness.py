@@ -75,6 +75,25 @@ class FairnessTest(unittest.TestCase):
         self.assertIn("the benches' own spread): 0.50%", out)
         self.assertEqual((self.build / "bin" / "vectorAdd_judge_bench.count").read_text(), "3")
 
+    def test_a_difference_within_the_direct_benchs_own_spread_passes(self):
+        # The direct bench cannot reproduce its own figure within 5%; the judge's 3% is
+        # within that spread, not the judge's doing.
+        self.fake("vectorAdd_solution_bench", [1.0, 1.05, 1.0])
+        self.fake("vectorAdd_judge_bench", [0.97, 0.97, 0.97])
+        code, out = self.main("--runs", "3", "--control")
+        self.assertEqual(code, 0, out)
+        self.assertIn("(beyond tolerance, within the direct bench's own spread)", out)
+        self.assertIn("beyond both the tolerance and its row's own spread: graded workloads 0.00%", out)
+
+    def test_a_difference_beyond_the_spread_fails(self):
+        self.fake("vectorAdd_solution_bench", [1.0, 1.01, 1.0])
+        self.fake("vectorAdd_judge_bench", [0.96, 0.96, 0.96])
+        code, out = self.main("--runs", "3", "--control")
+        self.assertEqual(code, 1, out)
+        self.assertIn("-4.00%", out)
+        self.assertIn("<-- beyond tolerance", out)
+        self.assertIn("beyond both the tolerance and its row's own spread: graded workloads 4.00%", out)
+
     def test_a_failed_bench_fails(self):
         self.fake("vectorAdd_solution_bench", [1.0])
         (self.build / "bin" / "vectorAdd_judge_bench").write_text("#!/bin/sh\nexit 3\n")

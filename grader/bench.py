@@ -197,11 +197,11 @@ def slowdown(timed: BenchRun) -> list[str]:
 @dataclass
 class Reruns:
     """How a lab's bench runs again: `run()` makes one more run (each writes its own JSON),
-    `contradicted(run)` tells whether the judge's clock contradicts the worker's clock stamps
-    ("boundary"); `notes` receives what the report says about the reruns."""
+    `contradicted(run)` says how the judge's clock contradicts the worker's clock stamps
+    ("boundary"; "" where it does not); `notes` receives what the report says about the reruns."""
 
     run: Callable[[], BenchRun]
-    contradicted: Callable[[BenchRun], bool]
+    contradicted: Callable[[BenchRun], str]
     stage: Callable[[str], None]
     notes: list[str]
     noisy_reruns: int  # the config's bench_reruns
@@ -252,12 +252,13 @@ def _after_slowdown(policy: Reruns, timed: BenchRun) -> BenchRun:
 def _after_contradiction(policy: Reruns, timed: BenchRun) -> BenchRun:
     """Honest code meets contradicted clock stamps when something else used the GPU
     meanwhile; forged stamps meet them every time. A run without contradictions is trustworthy."""
+    first = policy.contradicted(timed)
     policy.stage("clock stamps contradicted, timing again")
     again = policy.again()
     if again.status is None and not policy.contradicted(again):
         policy.notes.append("the judge's clock contradicted the clock stamps around your call in too many "
                             "samples (another process on the GPU does this too): timed again, and the clean "
-                            "run was scored")
+                            f"run was scored (the first run: {first})")
         return again
     policy.notes.append("the judge's clock contradicted the clock stamps around your call in two runs: "
                         "the performance points are withheld; if nothing of yours forges timings or leaves "

@@ -89,8 +89,8 @@ def run_bench(options: Options, result: LabResult, attempt: int, required: list[
     return timed
 
 
-def contradicted(timed: bench.BenchRun, settings: LabSettings) -> bool:
-    """Whether the run's performance would be withheld because the judge's clock contradicts
-    the worker's clock stamps ("boundary")."""
+def contradicted(timed: bench.BenchRun, settings: LabSettings) -> str:
+    """Why the run's performance would be withheld because the judge's clock contradicts
+    the worker's clock stamps ("boundary"): the score's reason, "" when it would not."""
     performance = score.score_performance(timed.data, settings, correctness_full=True)
-    return "boundary" in performance.flags
+    return performance.reason if "boundary" in performance.flags else ""

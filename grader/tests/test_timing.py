@@ -115,6 +115,8 @@ class RerunTest(CliTestCase):
         self.assertEqual((self.calls(), lab["bench_runs"], lab["performance"]["ratio"]), (2, 2, 1.1))
         self.assertEqual((lab["performance"]["points"], lab["performance"]["flags"]), (30, []))
         self.assertIn("the clean run was scored", " ".join(lab["notes"]))
+        # What the first run's contradiction was, for whoever reads the report.
+        self.assertIn("(the first run: in 20 of 40 samples of", " ".join(lab["notes"]))
 
     def test_contradicted_stamps_twice_are_withheld(self):
         forged = bench_json(ratio=0.5, boundary_suspect=40, samples=40)

@@ -215,7 +215,12 @@ class CorpusTest(unittest.TestCase):
         expect = expectation(case, self.mode)
         for path in expect.get("forbid_paths", []):
             Path(path).unlink(missing_ok=True)
+        started = time.monotonic()
         done, report = self.grade(case, expect)
+        stages = ", ".join(f"{stage} {seconds:.0f} s" for lab in report.get("labs", [])
+                           for stage, seconds in (lab.get("seconds") or {}).items())
+        print(f"[{case}: graded in {time.monotonic() - started:.0f} s{'; ' + stages if stages else ''}] ",
+              end="", file=sys.stderr, flush=True)
         for path in expect.get("forbid_paths", []):
             time.sleep(2)  # the case's escapee writes after a second: give it the chance
             self.assertFalse(Path(path).exists(), f"{case}: {path} was written: something escaped the grader")

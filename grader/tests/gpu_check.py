@@ -51,8 +51,10 @@ def check_solutions(report: dict[str, Any], expected: list[str]) -> tuple[bool, 
         answers_max += float(answers.get("max") or 0)
         for question in answers.get("questions") or []:
             if question.get("check") != "manual" and question.get("status") != "correct":
+                # The whole reason: with --answer-feedback figures it ends with the figure
+                # this GPU measured, which a solution's answers.md needs a line for.
                 problems.append(f"{name}: answer {question.get('id')} {question.get('status')} "
-                                f"({str(question.get('why') or '')[:120]})")
+                                f"({str(question.get('why') or '')[:300]})")
         steps = lab.get("variants") or {}
         if float(steps.get("points") or 0) < float(steps.get("max") or 0):
             problems.append(f"{name}: lecture steps {steps.get('points')}/{steps.get('max')}")

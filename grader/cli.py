@@ -21,6 +21,7 @@ from grader import __version__, arch, build, config, gpu, grade, manifest, overl
 from grader import layout
 from grader.config import ConfigError
 from grader.formats import html_page
+from grader.outcome import phase_line
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 SEED_LIMIT = 2**64
@@ -208,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         return _built_summary(options, labs, run)
     print()
     print(report.console_table(run))
+    if run.seconds:
+        print(phase_line(run.seconds))
     details = report.failure_details(run)
     if details:
         print("\n" + details)

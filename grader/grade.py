@@ -23,6 +23,7 @@ a lab's result holds is outcome.py's; where the build's files lie is layout.py's
 from __future__ import annotations
 
 import concurrent.futures
+import time
 from collections.abc import Callable
 
 from grader import build, gpu, overlay, proc, status
@@ -43,11 +44,20 @@ def grade(options: Options, labs: list[str], progress: Progress,
     `checkpoint(run)` is called after each lab (e.g. to write the report so far)."""
     run = GradingRun(options, started=now())
     prestarter: Prestarter | None = None
+    last = time.monotonic()
+
+    def phase_done(phase: str) -> None:
+        nonlocal last
+        run.seconds[phase] = round(time.monotonic() - last, 2)
+        last = time.monotonic()
+
     try:
         manifests = kit_manifests(options.root)
         if not _take_files(run, labs, progress, manifests):
             return run
+        phase_done("files")
         kit, students = _build(run, labs, progress)
+        phase_done("build")
         if options.plan.build_only:
             building.save_students(options, labs, kit, run.overlay, students)
             run.finished = now()
@@ -65,6 +75,7 @@ def grade(options: Options, labs: list[str], progress: Progress,
                           "each alone on the GPU...")
         concurrent.futures.wait(tested.values())
         prestarter.wait_ready(options.config.grader["bench_timeout_s"])
+        phase_done("tests")
         save_lab_seconds(options, [future.result()[0] for future in tested.values() if not future.exception()])
         for index, lab in enumerate(labs, 1):
             progress.lab_started(index, len(labs), lab)
@@ -77,6 +88,7 @@ def grade(options: Options, labs: list[str], progress: Progress,
             run.labs.append(result)
             progress.lab_finished(result)
             _checkpoint(run, checkpoint)
+        phase_done("timing")
     except KeyboardInterrupt:
         run.interrupted = True
         proc.cancel_all()  # what the labs being tested side by side had started

@@ -77,6 +77,8 @@ class GradingRun:
     # The GPU that graded the run (gpu.Device.as_dict of the first visible one; None when
     # none could be read), named in every report so that a student knows which GPU counts.
     gpu: dict[str, Any] | None = None
+    # Wall seconds of the run's phases (PHASES), where a whole grading run's time goes.
+    seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -101,6 +103,25 @@ def clocked(result: LabResult, stage: str) -> Iterator[None]:
         yield
     finally:
         result.seconds[stage] = round(result.seconds.get(stage, 0.0) + time.monotonic() - start, 2)
+
+
+# A grading run's phases, in order, with what each holds (GradingRun.seconds).
+PHASES = {
+    "files": "the submission's files taken",
+    "build": "the kit's part and the submission's libraries",
+    "tests": "the labs' tests, sanitizer and bench set-up, side by side",
+    "timing": "each lab's bench alone on the GPU, then its score",
+}
+
+
+def phase_line(seconds: dict[str, float]) -> str:
+    """`time: 52 s in all; files 0.1 s, build 2.3 s, tests 20.5 s, timing 29.1 s (...)`."""
+    shown = [phase for phase in PHASES if phase in seconds]
+    if not shown:
+        return ""
+    return (f"time: {sum(seconds[p] for p in shown):.0f} s in all; "
+            + ", ".join(f"{p} {seconds[p]:.1f} s" for p in shown)
+            + " (" + "; ".join(f"{p}: {PHASES[p]}" for p in shown if p in ("tests", "timing")) + ")")
 
 
 def now() -> str:

@@ -98,6 +98,8 @@ def to_json(run: GradingRun) -> dict[str, Any]:
         # The GPU that graded the run (the first visible one: index, name, compute capability,
         # memory, UUID), or null: a bench answer measured on its model is checked as is.
         "gpu": run.gpu,
+        # Wall seconds of the run's phases (outcome.PHASES): where the grading time went.
+        "seconds": run.seconds,
         "config": options.config.as_dict(),
         "labs": [_lab_json(lab) for lab in run.labs],
         "total": total,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from grader import answers, build, gpu, layout, manifest, overlay, proc, rules, status, variants, writeup
-from grader.outcome import LabResult
+from grader.outcome import LabResult, clocked
 from grader.plan import Options
 from grader.stages.context import LabContext
 
@@ -87,7 +87,10 @@ def grade_answers(options: Options, result: LabResult, lab: manifest.Lab | None)
         key = {}
         result.notes.append(f"the answer key could not be used ({exc}): numeric answers were not checked")
     feedback = options.config.grader.get("answer_feedback", answers.VERDICT)
-    taken = take_profile(options, result, lab) if settings.profile_answers else None
+    taken = None
+    if settings.profile_answers:
+        with clocked(result, "profile"):
+            taken = take_profile(options, result, lab)
     result.answers = answers.grade(lab.questions, path, shown, key, result.bench, settings.question_points,
                                    feedback=feedback, lab=result.lab, key_exists=key_path.is_file(), profile=taken)
     if result.answers.note:

@@ -131,6 +131,16 @@ class RerunTest(CliTestCase):
         self.main("--no-build", "vectorAdd")
         self.assertEqual((self.calls(), self.report()["labs"][0]["bench_runs"]), (1, 1))
 
+    # Where a run's time went: its phases' wall seconds, in the report and on the console.
+    def test_phases_timed(self):
+        self.use(bench_json(), bench_json())
+        _, out, _ = self.main("--no-build", "vectorAdd")
+        seconds = self.report()["seconds"]
+        self.assertEqual(list(seconds), ["files", "build", "tests", "timing"])
+        self.assertTrue(all(isinstance(v, float) and v >= 0 for v in seconds.values()), seconds)
+        self.assertGreater(seconds["timing"], 0.0)  # the fake bench ran in it
+        self.assertRegex(out, r"time: \d+ s in all; files [\d.]+ s, build [\d.]+ s, tests [\d.]+ s, timing [\d.]+ s \(")
+
     def test_reruns_configurable(self):
         self.use(bench_json(noisy=True), bench_json(noisy=True))
         config_file = self.tmp / "c.toml"

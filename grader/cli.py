@@ -17,7 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
-from grader import __version__, arch, build, config, gpu, grade, manifest, overlay, proc, report, seed
+from grader import __version__, arch, build, config, gpu, gpu_lock, grade, manifest, overlay, proc, report, seed
 from grader import layout
 from grader.config import ConfigError
 from grader.formats import html_page
@@ -255,6 +255,7 @@ def _profile_labs(run: grade.GradingRun, options: grade.Options, quiet: bool = F
 
     ncu = profile.find_ncu()
     labs = manifest.by_name(options.root)
+    lock = gpu_lock.for_settings(options.config.grader)  # ncu replays kernels: alone on the GPU
     for lab in run.labs:
         if ncu is None:
             lab.profile = {"error": "ncu (Nsight Compute) was not found on PATH, in /usr/local/cuda/bin or "
@@ -270,12 +271,15 @@ def _profile_labs(run: grade.GradingRun, options: grade.Options, quiet: bool = F
             lab.profile = {"error": f"{bench.name} did not build: {built.message.splitlines()[0]}"}
             continue
         try:
-            text, figures = profile.profile_lab(labs[lab.lab], bench, ncu=ncu, seed=options.seed,
-                                                say=lambda line, name=lab.lab: say(f"{name}: {line}"))
+            with lock.exclusive(on_wait=lambda name=lab.lab: say(f"{name}: {grade.WAITING_FOR_GPU}...")) as hold:
+                text, figures = profile.profile_lab(labs[lab.lab], bench, ncu=ncu, seed=options.seed,
+                                                    say=lambda line, name=lab.lab: say(f"{name}: {line}"))
         except (profile.ProfileError, proc.LaunchError) as exc:
             lab.profile = {"error": str(exc)}
             continue
         lab.profile = {"text": text, "kernels": figures}
+        if hold.missed:
+            lab.notes.append(gpu_lock.alone_note(hold, timed=False))
 
 
 def write_html(run: grade.GradingRun, json_path: Path) -> Path | None:

@@ -94,6 +94,15 @@ DEFAULTS: dict[str, Any] = {
         # grading run's figure (which a student could paste back); "figures", the figures
         # compared too (the instructor's batch runs, --answer-feedback figures).
         "answer_feedback": "verdict",
+        # Graders that share a GPU take turns for timing (gpu_lock.py): every grader process
+        # holds a lock of the GPU's own, SHARED while it tests, EXCLUSIVE while it times a
+        # bench or profiles ("auto": where nvidia-smi gives the GPU's UUID; "off": none). Its
+        # files go to gpu_lock_dir ("": <temporary folder>/labkit-gpu-locks, made with mode
+        # 1777); a grader waits at most gpu_lock_timeout_s for it, then goes on without it
+        # (the lab's report says its timing may have shared the GPU).
+        "gpu_lock": "auto",
+        "gpu_lock_dir": "",
+        "gpu_lock_timeout_s": 3600,
     },
     "defaults": {
         "correctness_points": 70,
@@ -339,6 +348,10 @@ _GRADER_KEYS: dict[str, Check] = {
                                          and 0 <= v < 2**64),
              '"random" or an integer >= 0'),
     "answer_feedback": (lambda v: v in ANSWER_FEEDBACK, " or ".join(f'"{v}"' for v in ANSWER_FEEDBACK)),
+    "gpu_lock": (lambda v: v in ("auto", "off"), '"auto" or "off"'),
+    "gpu_lock_dir": (lambda v: isinstance(v, str) and (v == "" or (v.startswith("/") and "\0" not in v)),
+                     'an absolute path of a folder, or "" (the temporary folder\'s labkit-gpu-locks)'),
+    "gpu_lock_timeout_s": _TIMEOUT,
 }
 _LAB_KEYS: dict[str, Check] = {
     "correctness_points": _POINTS,

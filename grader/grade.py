@@ -23,10 +23,11 @@ a lab's result holds is outcome.py's; where the build's files lie is layout.py's
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import time
 from collections.abc import Callable
 
-from grader import build, gpu, overlay, proc, status
+from grader import build, gpu, gpu_lock, overlay, proc, status
 from grader.outcome import GradingRun, LabResult, Progress, blank, clocked, fail, grader_failed, now
 from grader.plan import SOLUTION, Options, Plan
 from grader.schedule import Prestarter, parallel_labs, prestart_slots, save_lab_seconds, side_by_side
@@ -64,17 +65,29 @@ def grade(options: Options, labs: list[str], progress: Progress,
             return run
         found_gpus = gpu.devices()
         run.gpu = found_gpus[0].as_dict() if found_gpus else None
+        lock = gpu_lock.for_devices(options.config.grader, found_gpus)
         # Correctness first, several labs at once (tests and the sanitizer may share the
         # GPU), and the bench of each lab whose tests passed set up meanwhile; then, once
         # every lab's tests are over and every bench is set up, in course order, each
-        # lab's timing alone on the GPU, and its score.
-        prestarter = Prestarter(options, prestart_slots(options, len(labs)), timing.run_bench)
-        tested = test_labs(options, labs, kit, students, run.overlay, prestarter, manifests)
-        if len(labs) > 1:
-            progress.note(f"testing {len(labs)} labs, up to {parallel_labs(options)} at a time; then timing "
-                          "each alone on the GPU...")
-        concurrent.futures.wait(tested.values())
-        prestarter.wait_ready(options.config.grader["bench_timeout_s"])
+        # lab's timing alone on the GPU, and its score. Other graders on this GPU likewise
+        # (gpu_lock.py): this run's tests hold the GPU's lock SHARED, each lab's timing
+        # EXCLUSIVE (finish_lab), never both at once.
+        with lock.shared(on_wait=lambda: progress.note(WAITING_FOR_TIMING)) as hold:
+            if hold.missed:
+                run.notes.append(f"the tests did not wait for other graders' timing on this GPU: {hold.missed}")
+            if hold.waited_s >= 1:
+                run.seconds["gpu_wait"] = round(hold.waited_s, 2)
+            try:
+                prestarter = Prestarter(options, prestart_slots(options, len(labs)), timing.run_bench)
+                tested = test_labs(options, labs, kit, students, run.overlay, prestarter, manifests)
+                if len(labs) > 1:
+                    progress.note(f"testing {len(labs)} labs, up to {parallel_labs(options)} at a time; then timing "
+                                  "each alone on the GPU...")
+                concurrent.futures.wait(tested.values())
+                prestarter.wait_ready(options.config.grader["bench_timeout_s"])
+            except KeyboardInterrupt:
+                proc.cancel_all()  # the tests end before the lock lets another grader time
+                raise
         phase_done("tests")
         save_lab_seconds(options, [future.result()[0] for future in tested.values() if not future.exception()])
         for index, lab in enumerate(labs, 1):
@@ -84,7 +97,7 @@ def grade(options: Options, labs: list[str], progress: Progress,
                 progress.stage(text)
             context = LabContext(options, lab, kit, students.get(lab), run.overlay, progress.stage,
                                  manifests.get(lab), pending=prestarter.take(lab))
-            result = finish_lab(context, result)
+            result = finish_lab(context, result, lock)
             run.labs.append(result)
             progress.lab_finished(result)
             _checkpoint(run, checkpoint)
@@ -171,17 +184,43 @@ def test_lab(options: Options, lab: str, kit: KitBuild, student: build.StudentBu
     return result
 
 
-def finish_lab(context: LabContext, result: LabResult) -> LabResult:
-    """Phase two of a lab, in its turn alone on the GPU: time -> score. A grader bug costs
-    this lab alone (ERROR)."""
+WAITING_FOR_TIMING = "waiting for another grader's timing on this GPU to end (graders sharing a GPU take turns)..."
+WAITING_FOR_GPU = "waiting for the GPU: another grader on it is testing or timing"
+
+
+def finish_lab(context: LabContext, result: LabResult,
+               lock: gpu_lock.GpuLock | gpu_lock.NoLock | None = None) -> LabResult:
+    """Phase two of a lab, in its turn alone on the GPU: time -> score. Where the lab is timed
+    or profiled, other graders on the GPU wait meanwhile (`lock` held EXCLUSIVE). A grader
+    bug costs this lab alone (ERROR)."""
+    lock = lock or gpu_lock.NoLock()
     try:
         graded = result.status not in (status.ERROR, status.MISSING)
-        if result.status is not status.ERROR:
-            timing.run(context, result)
-        scoring.run(context, result, check_rules=graded)
+        alone = lock.exclusive(on_wait=lambda: context.stage(WAITING_FOR_GPU)) if _uses_gpu_alone(context, result) \
+            else contextlib.nullcontext(None)
+        with alone as hold:
+            if hold is not None and hold.waited_s >= 1:
+                result.seconds["gpu_wait"] = round(hold.waited_s, 2)
+            if result.status is not status.ERROR:
+                timing.run(context, result)
+            scoring.run(context, result, check_rules=graded)
+        if hold is not None and hold.missed:
+            result.notes.append(gpu_lock.alone_note(hold, timed=result.bench_runs > 0))
+            if result.bench_runs:
+                result.performance.flags.append(gpu_lock.SHARED_GPU_FLAG)
     except Exception as exc:  # a grader bug must cost one lab, not the report
         result = grader_failed(context.options, context.lab, exc)
     return result
+
+
+def _uses_gpu_alone(context: LabContext, result: LabResult) -> bool:
+    """Whether phase two of the lab runs on the GPU: its bench is timed (stages/timing.run), or
+    the kernels its profiler questions name are profiled (stages/scoring.take_profile)."""
+    timed = context.plan.bench and result.status is status.PASS and result.implementation is not None
+    profiled = (result.status is not status.ERROR and context.settings.answers and context.settings.profile_answers
+                and context.manifest is not None
+                and any(q.check == "profile" and q.candidate for q in context.manifest.questions))
+    return bool(timed or profiled)
 
 
 def present_labs(root) -> list[str]:

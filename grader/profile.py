@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader import arch, commandline, gpu, layout, manifest, proc
+from grader import arch, commandline, config, gpu, gpu_lock, layout, manifest, proc
 
 EXIT_OK, EXIT_NOTHING, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
 TIMEOUT_S = 600
@@ -425,9 +425,16 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_UNAVAILABLE
     try:
         found = gpu.devices()
-        text, figures = profile_lab(lab, bench, ncu=ncu, size=args.size, seed=args.seed,
-                                    say=lambda line: print(line, file=sys.stderr, flush=True),
-                                    gpu_label=found[0].label() if found else "")
+        # ncu replays each kernel and serialises the GPU's work: graders timing on this GPU
+        # wait meanwhile, and this waits for their timing (gpu_lock.py, the kit's config).
+        lock = gpu_lock.for_devices(_grader_settings(root), found)
+        with lock.exclusive(on_wait=lambda: print("waiting for a grader's timing on this GPU to end...",
+                                                  file=sys.stderr, flush=True)) as hold:
+            text, figures = profile_lab(lab, bench, ncu=ncu, size=args.size, seed=args.seed,
+                                        say=lambda line: print(line, file=sys.stderr, flush=True),
+                                        gpu_label=found[0].label() if found else "")
+        if hold.missed:
+            print(f"grader profile: note: {gpu_lock.alone_note(hold, timed=False)}", file=sys.stderr)
     except ProfileError as exc:
         print(f"grader profile: error: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE if "ERR_NVGPUCTRPERM" in str(exc) else EXIT_NOTHING
@@ -438,6 +445,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     return EXIT_OK
+
+
+def _grader_settings(root: Path) -> dict[str, Any]:
+    """The [grader] settings of the kit at `root` (its grader.toml), or the defaults where it
+    cannot be read (the grader's own run says why)."""
+    try:
+        return config.load_course(root).grader
+    except config.ConfigError:
+        return config.DEFAULTS["grader"]
 
 
 if __name__ == "__main__":

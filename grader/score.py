@@ -53,7 +53,8 @@ class Performance:
     # Why the timed figures were not trusted: "check_failures", "inputs_changed",
     # "host_suspect", "boundary" (stamps the judge's clock contradicts), "roofline"
     # (faster than the device's peak allows), "no_student"; and "throttled" (the GPU slowed
-    # down for heat twice: scored, but the report says to grade again).
+    # down for heat twice: scored, but the report says to grade again), "shared_gpu" (timed
+    # without the GPU's lock, gpu_lock.py: likewise).
     flags: list[str] = field(default_factory=list)
 
 

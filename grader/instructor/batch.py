@@ -23,8 +23,12 @@ GPU grades, among the students whose compile has ended, the one with the most la
 
 so only the student-editable files come from the submission and the grader draws a
 hidden seed, recorded in the report. With several GPUs, one grading job runs per GPU
-(CUDA_VISIBLE_DEVICES names it), so timings never share a device; a bench always runs
-alone on its GPU. The compiles check the shared kit build before compiling (a Ninja
+(CUDA_VISIBLE_DEVICES names it); a bench always runs alone on its GPU. --jobs above the
+number of GPUs is safe too: the jobs share the GPUs round-robin, and graders that share a
+GPU take turns for timing (grader/gpu_lock.py: one's tests may run beside another's tests,
+never beside its timing), so a timing never shares the GPU with another student's work. It
+gains where the tests, the sanitizer and the compiles leave the GPU idle; each student's
+--timeout then includes the waits for the other jobs' timing. The compiles check the shared kit build before compiling (a Ninja
 run): one at a time does that part, the compiles themselves run side by side.
 
     DIR/gradebook.csv           student, total, max, points per lab, status, seed
@@ -296,7 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--labs", nargs="+", metavar="LAB", help="labs to grade (default: every lab the grader finds)")
     parallel = parser.add_mutually_exclusive_group()
     parallel.add_argument("--jobs", type=int, metavar="N",
-                          help="students graded at once (default: one per GPU); jobs share GPUs round-robin")
+                          help="students graded at once (default: one per GPU); more jobs than GPUs share the GPUs "
+                               "round-robin, and graders sharing a GPU take turns for timing (its timings stay alone "
+                               "on it; each student's --timeout includes the waits)")
     parallel.add_argument("--gpus", default="auto", metavar="auto|N|LIST",
                           help="GPUs to use, one job each: auto (CUDA_VISIBLE_DEVICES, else every GPU nvidia-smi "
                                "lists), a count N (GPUs 0 to N-1), or a list such as 0,2 (GPU 2 alone: 2,) "
@@ -563,8 +569,9 @@ class BatchRun:
                  else "no GPU (--allow-no-gpu: every lab that builds is NO_GPU)")
         cores = (f"; cores: {len(self.grade_cores)} for the graders, {len(self.build_cores)} for the compiles"
                  if self.grade_cores else "")
+        turns = ("; graders sharing a GPU take turns for timing" if gpus and self.jobs > len(set(gpus)) else "")
         print(f"grading {len(self.entries)} students, {self.jobs} at a time on {where}, the compiles of {builders} "
-              f"student{'s' * (builders != 1)} at a time ahead of them{cores}; output in {self.layout.out}",
+              f"student{'s' * (builders != 1)} at a time ahead of them{cores}{turns}; output in {self.layout.out}",
               flush=True)
 
     def _resume(self) -> None:

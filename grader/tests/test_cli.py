@@ -15,7 +15,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import build, cli, config, gpu, gtest
+from grader import build, cli, config, gpu, gpu_lock, gtest
 from grader.tests.helpers import fake_bench, fake_gtest, fake_libraries, make_kit, write_script
 
 SEGFAULT = """
@@ -119,6 +119,10 @@ class CliTestCase(unittest.TestCase):
         # its own fake before it.
         write_script(self.tmp / "no-gpu" / "nvidia-smi", NO_GPU_SMI)
         os.environ["PATH"] = f"{self.tmp / 'no-gpu'}{os.pathsep}{os.environ['PATH']}"
+        # A fake GPU's lock (gpu_lock.py) in this test's own folder, not the machine's.
+        folder = mock.patch.object(gpu_lock, "default_folder", return_value=self.tmp / "gpu-locks")
+        folder.start()
+        self.addCleanup(folder.stop)
 
     def fake_labs(self, where: Path) -> None:
         """The judge programs: vectorAdd passes and is timed; reduction fails two tests; scan

@@ -6,8 +6,11 @@ contain, and the rules and sanitizer tools that must (and alone may) report find
 Every case is graded by `python3 -m grader --submission <case> --pristine <this kit>`
 in its own process with a time limit, all cases sharing one build directory (only the
 student's file is recompiled between cases; each case's libraries go to a folder of its
-own). `bash .ci/gpu-check corpus` grades the cases that are timed alone first, then the
-others a few at a time (`groups()`).
+own). `bash .ci/gpu-check corpus` grades them in LABKIT_CORPUS_JOBS shards side by side
+(`shards()`): graders that share a GPU take turns for timing (grader/gpu_lock.py), so a
+timed case's bench still has the GPU to itself. LABKIT_CORPUS_ALONE=1 (or a GPU whose lock
+cannot be had) grades the timed cases one at a time first, then the others a few at a time
+(`groups()`).
 
 Needs an NVIDIA GPU: skipped when `nvidia-smi` is missing or fails. LABKIT_CORPUS=1
 forces the run, LABKIT_CORPUS=0 skips it, LABKIT_CORPUS=nogpu builds and grades every
@@ -66,6 +69,45 @@ def groups() -> tuple[list[str], list[str]]:
     """(the cases that run alone, the cases that may run side by side), in name order."""
     alone = [case for case in cases() if runs_alone(expectation(case, "gpu"))]
     return alone, [case for case in cases() if case not in alone]
+
+
+def shards(jobs: int) -> tuple[list[str], list[list[str]]]:
+    """Every case, for graders that take turns for timing (the GPU's lock): (the cases graded
+    first, one at a time: for each lab the corpus grades, the first case that grades it, a
+    timed one where there is one, so that the shared build is configured and the kit's part
+    of each lab built by one grader alone; the other cases dealt into `jobs` shards, the timed
+    ones spread evenly over them, each shard's timed cases first)."""
+    alone, shared = groups()
+    first: list[str] = []
+    covered: set[str] = set()
+    for case in alone + shared:
+        expect = expectation(case, "gpu")
+        labs = {expect["lab"], *expect.get("also", {})}
+        if not labs <= covered:
+            first.append(case)
+            covered |= labs
+    dealt: list[list[str]] = [[] for _ in range(max(1, jobs))]
+    rest = [case for case in alone + shared if case not in first]
+    for k, case in enumerate(rest):
+        dealt[k % len(dealt)].append(case)
+    return first, [shard for shard in dealt if shard]
+
+
+def shard_plan(jobs: int) -> str:
+    """shards() for `bash .ci/gpu-check corpus`, one line of test names per step (the first
+    line: the cases graded one at a time first; then one line per shard); "" when this GPU
+    has no lock to take turns with (no UUID, or the lock folder cannot be used): the caller
+    then grades the timed cases alone."""
+    from grader import config, gpu_lock
+
+    lock = gpu_lock.for_settings(config.DEFAULTS["grader"])
+    if not lock.enabled:
+        return ""
+    with lock.shared() as hold:  # the folder and the files can be used
+        if not hold.taken:
+            return ""
+    first, dealt = shards(jobs)
+    return "\n".join(" ".join(f"test_{case}" for case in step) for step in [first, *dealt])
 
 
 def gpu_present() -> bool:
@@ -300,6 +342,39 @@ class CorpusGroupsTest(unittest.TestCase):
                 self.assertIn(case, alone, f"{case} is timed: it must run alone")
         self.assertIn("correct", alone)  # graded with its bench
         self.assertIn("compile_error", shared)
+
+    # With the GPU's lock: every case once, a case per lab first, the timed ones spread evenly.
+    def test_shards(self):
+        first, dealt = shards(4)
+        every = first + [case for shard in dealt for case in shard]
+        self.assertEqual(sorted(every), cases())
+        self.assertEqual(len(every), len(set(every)))
+        self.assertLessEqual(len(dealt), 4)
+        labs = {lab for case in cases() for lab in (expectation(case, "gpu")["lab"], *expectation(case, "gpu").get("also", {}))}
+        self.assertEqual({expectation(case, "gpu")["lab"] for case in first} | {
+            lab for case in first for lab in expectation(case, "gpu").get("also", {})}, labs)
+        self.assertEqual(first[0], "correct")  # timed, vectorAdd: it builds the kit's part alone
+        alone, _ = groups()
+        timed = [sum(case in alone for case in shard) for shard in dealt]
+        self.assertLessEqual(max(timed) - min(timed), 1, timed)
+        self.assertEqual(shards(1)[1], [[case for case in alone + groups()[1] if case not in first]])
+
+    # `bash .ci/gpu-check corpus`'s plan: "" without a lock to take turns with (then the timed
+    # cases run alone), else a line of test names per step.
+    def test_shard_plan(self):
+        from unittest import mock
+
+        from grader import gpu_lock
+        with mock.patch.object(gpu_lock, "for_settings", return_value=gpu_lock.NoLock()):
+            self.assertEqual(shard_plan(4), "")
+        with tempfile.TemporaryDirectory() as tmp:
+            with mock.patch.object(gpu_lock, "for_settings", return_value=gpu_lock.GpuLock(Path(tmp), "GPU-x", 5)):
+                lines = shard_plan(3).splitlines()
+            with mock.patch.object(gpu_lock, "for_settings",
+                                   return_value=gpu_lock.GpuLock(Path(tmp) / "none" / "deeper", "GPU-x", 5)):
+                self.assertEqual(shard_plan(3), "")  # the lock folder cannot be made
+        first, dealt = shards(3)
+        self.assertEqual(lines, [" ".join(f"test_{case}" for case in step) for step in [first, *dealt]])
 
     def test_watched_paths_are_each_cases_own(self):
         owners: dict[str, str] = {}

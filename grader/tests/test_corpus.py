@@ -6,11 +6,11 @@ contain, and the rules and sanitizer tools that must (and alone may) report find
 Every case is graded by `python3 -m grader --submission <case> --pristine <this kit>`
 in its own process with a time limit, all cases sharing one build directory (only the
 student's file is recompiled between cases; each case's libraries go to a folder of its
-own). `bash .ci/gpu-check corpus` grades them in LABKIT_CORPUS_JOBS shards side by side
-(`shards()`): graders that share a GPU take turns for timing (grader/gpu_lock.py), so a
-timed case's bench still has the GPU to itself. LABKIT_CORPUS_ALONE=1 (or a GPU whose lock
-cannot be had) grades the timed cases one at a time first, then the others a few at a time
-(`groups()`).
+own). `bash .ci/gpu-check corpus` grades the timed cases one at a time first, then the
+others a few at a time (`groups()`). With LABKIT_CORPUS_TAKE_TURNS=1 it grades them all in
+LABKIT_CORPUS_JOBS shards side by side (`shards()`): graders that share a GPU take turns
+for timing (grader/gpu_lock.py), so a timed case's bench still has the GPU to itself,
+though not the CPU.
 
 Needs an NVIDIA GPU: skipped when `nvidia-smi` is missing or fails. LABKIT_CORPUS=1
 forces the run, LABKIT_CORPUS=0 skips it, LABKIT_CORPUS=nogpu builds and grades every

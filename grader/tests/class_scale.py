@@ -28,7 +28,9 @@ compile-ahead can hide) or "idle at end" (no student was left for it while the o
 GPUs graded their last ones: the tail of a class, at most about one student's grading
 per GPU, which weighs less in a larger class). The runs share the class's kit
 build (the first run's wall time holds it; batch reports it apart), and each run's
-gradebook, reports and logs are kept in DIR/run<K>-gpus-<SPEC>/.
+gradebook, reports and logs are kept in DIR/run<K>-gpus-<SPEC>/. A GPU set may ask for
+several graders per GPU, `--gpus 0:2` (batch --jobs): they take turns for timing
+(grader/gpu_lock.py), and overlap their tests and the CPU work of their grading.
 
 A class too long for one sitting is graded in parts: `--limit K` grades the next K
 students not graded yet, GPU set after GPU set in the order given, and keeps the folder;
@@ -147,17 +149,33 @@ def make_class(out: Path, students: int, labs: list[str], mix: tuple[int, ...] =
     return roster
 
 
+def parse_spec(spec: str) -> tuple[str, int]:
+    """A --gpus value: (the GPUs as CUDA_VISIBLE_DEVICES names them, or AUTO; graders per
+    GPU). "0,1" -> ("0,1", 1); "0:2" -> ("0", 2), two graders taking turns on GPU 0."""
+    devices, _, per = spec.partition(":")
+    if spec == AUTO:
+        return AUTO, 1
+    if not devices or not all(d.strip().isdigit() for d in devices.split(",")) or (per and not per.isdigit()) \
+            or (per and int(per) < 1):
+        raise ValueError(f"--gpus {spec}: give GPU indexes, e.g. 0 or 0,1, and optionally :N graders per GPU (0:2)")
+    return devices, int(per or 1)
+
+
 def run_batch(out: Path, roster: Path, labs: list[str], gpus: str, grader_args: list[str]) -> dict:
     """One `batch` run over `roster` in out/grades (the kit build there is reused); returns
-    its figures from batch's timing.json, with the exit status and the wall time seen here."""
+    its figures from batch's timing.json, with the exit status and the wall time seen here.
+    `gpus` is a --gpus value (parse_spec): with :N, batch runs N graders per GPU (--jobs),
+    which take turns for timing (grader/gpu_lock.py)."""
     grades = out / "grades"
+    devices, per_gpu = parse_spec(gpus)
+    jobs = ["--jobs", str(per_gpu * len(devices.split(",")))] if per_gpu > 1 and devices != AUTO else []
     command = [sys.executable, "-m", "grader", "batch", str(roster), "--out", str(grades), "--labs", *labs,
-               "--resume", *(f"--grader-arg={a}" for a in grader_args)]
+               "--resume", *jobs, *(f"--grader-arg={a}" for a in grader_args)]
     # The GPUs as CUDA_VISIBLE_DEVICES names them: batch's --gpus auto then uses exactly
     # those (its --gpus would read "0" as a count).
-    env = dict(os.environ, **({"CUDA_VISIBLE_DEVICES": gpus} if gpus != AUTO else {}))
+    env = dict(os.environ, **({"CUDA_VISIBLE_DEVICES": devices} if devices != AUTO else {}))
     (grades / "timing.json").unlink(missing_ok=True)
-    print(f"$ {'CUDA_VISIBLE_DEVICES=' + gpus + ' ' if gpus != AUTO else ''}{' '.join(command)}", flush=True)
+    print(f"$ {'CUDA_VISIBLE_DEVICES=' + devices + ' ' if devices != AUTO else ''}{' '.join(command)}", flush=True)
     start = time.monotonic()
     done = subprocess.run(command, cwd=KIT, env=env)  # its output shows as it goes
     wall = time.monotonic() - start
@@ -175,7 +193,7 @@ def run_batch(out: Path, roster: Path, labs: list[str], gpus: str, grader_args: 
 def keep_run(out: Path, index: int, gpus: str) -> Path:
     """Moves a finished run's gradebook, reports, logs and status to out/run<K>-gpus-<SPEC>,
     so that the next run grades every student again (in the same kit build)."""
-    kept = out / f"run{index}-gpus-{gpus.replace(',', '_')}"
+    kept = out / f"run{index}-gpus-{gpus.replace(',', '_').replace(':', 'x')}"
     shutil.rmtree(kept, ignore_errors=True)
     kept.mkdir(parents=True)
     for name in RUN_OUTPUTS:
@@ -239,6 +257,8 @@ def table(rows: list[dict], labs: int) -> str:
         first = first or per
         speedup = f"{first / per:.2f}x" if per and first else "?"
         gpus = ",".join(row["per_gpu"]) if row["per_gpu"] else row["gpus"]
+        if ":" in row["gpus"]:
+            gpus += ":" + row["gpus"].partition(":")[2]  # graders per GPU
         uses = list(row["per_gpu"].values())
         compile_per = f"{row['compile_s'] / row['compiled']:.1f}" if row.get("compiled") else "?"
         busy_per = f"{sum(use['busy_s'] for use in uses) / row['students']:.1f}" if uses and row["students"] else "?"
@@ -280,12 +300,18 @@ def main(argv: list[str] | None = None) -> int:
                              f"(default {','.join(map(str, DEFAULT_MIX))})")
     parser.add_argument("--gpus", action="append", metavar="LIST",
                         help="grade the class on these GPUs, by index as CUDA_VISIBLE_DEVICES names them, e.g. 0 or "
-                             "0,1; repeat it for one run per GPU set, in order (default: one run on every GPU)")
+                             "0,1, and :N for N graders per GPU taking turns for timing (e.g. 0:2); repeat it for one "
+                             "run per GPU set, in order (default: one run on every GPU)")
     parser.add_argument("--grader-arg", action="append", default=[], help="passed on to every grader run")
     parser.add_argument("--limit", type=int, metavar="K", help="grade at most K more students now (a part)")
     parser.add_argument("--resume", action="store_true", help="go on with the class in --out (its next part)")
     args = parser.parse_args(argv)
     specs = args.gpus or [AUTO]
+    for spec in specs:
+        try:
+            parse_spec(spec)
+        except ValueError as exc:
+            parser.error(str(exc))
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
     try:

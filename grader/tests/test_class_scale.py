@@ -82,6 +82,31 @@ class ClassScaleTest(unittest.TestCase):
             self.assertGreaterEqual(one["busy_s"], 0.2 * one["students"] - 0.05)
             self.assertAlmostEqual(one["busy_s"] + one["waited_s"] + one["tail_s"], one["of_s"], delta=0.3)
 
+    # Two graders on one GPU (0:2): batch gets --jobs 2 on GPU 0; the row says so.
+    def test_graders_per_gpu(self):
+        out = self.tmp / "class"
+        with mock.patch.object(class_scale, "make_class", self.make_class):
+            code, text = self.main("--students", "3", "--out", str(out), "--labs", "vectorAdd", "--gpus", "0",
+                                   "--gpus", "0:2")
+        self.assertEqual(code, 0, text)
+        self.assertIn("$ CUDA_VISIBLE_DEVICES=0 ", text)
+        self.assertRegex(text, r"\$ CUDA_VISIBLE_DEVICES=0 .* --resume --jobs 2")
+        parts = json.loads((out / "class_scale.json").read_text())
+        self.assertEqual([(part["gpus"], part["students"], part["used_gpus"]) for part in parts],
+                         [("0", 3, ["0"]), ("0:2", 3, ["0"])])
+        self.assertTrue((out / "run2-gpus-0x2" / "gradebook.csv").is_file())
+        rows = text[text.index("students labs"):].splitlines()
+        self.assertRegex(rows[2], r"^\s+3\s+1\s+0:2\s")
+
+    def test_parse_spec(self):
+        self.assertEqual(class_scale.parse_spec("0,1"), ("0,1", 1))
+        self.assertEqual(class_scale.parse_spec("0:2"), ("0", 2))
+        self.assertEqual(class_scale.parse_spec("auto"), ("auto", 1))
+        self.assertEqual(class_scale.parse_spec("0:"), ("0", 1))
+        for bad in ("", ":2", "0:0", "a", "0,x", "0:-1"):
+            with self.assertRaises(ValueError, msg=bad):
+                class_scale.parse_spec(bad)
+
     # In parts: --limit grades some, --resume the rest; the table adds them up.
     def test_parts(self):
         out = self.tmp / "class"

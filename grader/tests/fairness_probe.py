@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import manifest
-from grader.tests.fairness import bench
+from grader.tests.fairness import bench, merge
 
 KIT = Path(__file__).resolve().parents[2]
 CONNECTIONS = "CUDA_DEVICE_MAX_CONNECTIONS"
@@ -129,9 +129,7 @@ def candidate_times(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]
 
 def medians(docs: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
     """Per candidate, the median over the runs of its median time per call (ms)."""
-    runs = [candidate_times(doc) for doc in docs]
-    keys = set().union(*runs) if runs else set()
-    return {key: statistics.median([run[key]["median_ms"] for run in runs if key in run]) for key in keys}
+    return merge([{key: r["median_ms"] for key, r in candidate_times(doc).items()} for doc in docs])
 
 
 def stamp_checks(docs: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[int, int, float | None]]:

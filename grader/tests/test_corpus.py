@@ -86,11 +86,15 @@ def shards(jobs: int) -> tuple[list[str], list[list[str]]]:
         if not labs <= covered:
             first.append(case)
             covered |= labs
+    return first, deal([case for case in alone + shared if case not in first], jobs)
+
+
+def deal(names: list[str], jobs: int) -> list[list[str]]:
+    """`names` dealt in turn into at most `jobs` shards (none empty)."""
     dealt: list[list[str]] = [[] for _ in range(max(1, jobs))]
-    rest = [case for case in alone + shared if case not in first]
-    for k, case in enumerate(rest):
-        dealt[k % len(dealt)].append(case)
-    return first, [shard for shard in dealt if shard]
+    for k, name in enumerate(names):
+        dealt[k % len(dealt)].append(name)
+    return [shard for shard in dealt if shard]
 
 
 def shard_plan(jobs: int) -> str:
@@ -108,6 +112,17 @@ def shard_plan(jobs: int) -> str:
             return ""
     first, dealt = shards(jobs)
     return "\n".join(" ".join(f"test_{case}" for case in step) for step in [first, *dealt])
+
+
+def corpus_plan(jobs: int, take_turns: bool = False) -> str:
+    """What `bash .ci/gpu-check corpus` runs: one line of test names per step, the first
+    line's cases one at a time, then each further line in a process of its own, side by
+    side. By default the timed cases first (groups()), then the others in `jobs` shards;
+    with `take_turns`, shard_plan() where this GPU has a lock to take turns with."""
+    if take_turns and (plan := shard_plan(jobs)):
+        return plan
+    alone, shared = groups()
+    return "\n".join(" ".join(f"test_{case}" for case in step) for step in [alone, *deal(shared, jobs)])
 
 
 def gpu_present() -> bool:
@@ -358,6 +373,23 @@ class CorpusGroupsTest(unittest.TestCase):
         timed = [sum(case in alone for case in shard) for shard in dealt]
         self.assertLessEqual(max(timed) - min(timed), 1, timed)
         self.assertEqual(shards(1)[1], [[case for case in alone + groups()[1] if case not in first]])
+
+    # Without taking turns (or without a lock to take turns with): the timed cases first,
+    # then the others dealt into the shards.
+    def test_corpus_plan(self):
+        from unittest import mock
+
+        from grader import gpu_lock
+        alone, shared = groups()
+        lines = corpus_plan(3).splitlines()
+        self.assertEqual(lines[0].split(), [f"test_{case}" for case in alone])
+        self.assertEqual(len(lines), 4)
+        self.assertEqual(sorted(name for line in lines[1:] for name in line.split()),
+                         sorted(f"test_{case}" for case in shared))
+        with mock.patch.object(gpu_lock, "for_settings", return_value=gpu_lock.NoLock()):
+            self.assertEqual(corpus_plan(3, take_turns=True), corpus_plan(3))
+        self.assertEqual(deal(["a", "b", "c"], 2), [["a", "c"], ["b"]])
+        self.assertEqual(deal(["a"], 4), [["a"]])
 
     # `bash .ci/gpu-check corpus`'s plan: "" without a lock to take turns with (then the timed
     # cases run alone), else a line of test names per step.

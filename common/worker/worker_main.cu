@@ -416,8 +416,8 @@ LaunchByStub next_launch_cooperative() {
 
 __global__ void labkit_noop_kernel() {}
 
-// The worker's own device memory for Op::Prime and --warm-copies (made before the sandbox
-// closes), and whether --warm-copies asked for a warm-up inside each timed call.
+// --warm-copies: the worker's own device memory for the warm-up (made before the sandbox
+// closes), and whether to warm up at all.
 struct CopyWarmup {
   bool enabled = false;
   void* device = nullptr;
@@ -743,9 +743,10 @@ std::string start_gpu(const Args& args, std::string startup_error) {
     }
   }
   if (status == cudaSuccess) warm_streams();
-  // The worker's own memory for Op::Prime (and --warm-copies), made before the sandbox closes.
-  if (status == cudaSuccess) status = cudaMalloc(&copy_warmup().device, kWarmupMemsetBytes);
-  copy_warmup().enabled = status == cudaSuccess && args.warm_copies;
+  if (status == cudaSuccess && args.warm_copies) {
+    status = cudaMalloc(&copy_warmup().device, kWarmupMemsetBytes);
+    copy_warmup().enabled = status == cudaSuccess;
+  }
   exact_call().enabled = args.exact_bounds;
   launch_record().enabled = args.record_launches;
   if (next_launch_kernel() == nullptr || next_launch_cooperative() == nullptr) {
@@ -835,23 +836,6 @@ void serve_noop(wire::Reply& reply) {
   close_unused_mappings();
 }
 
-// Op::Prime: untimed, before the set-up of a timed call (Remote::prime): a memset and a
-// synchronous 4-byte copy on the worker's own memory (compact's calls start and end with
-// such operations) and an empty kernel, so that the call is not the first use of this
-// process's context and copy path since the other worker's turn.
-void serve_prime(wire::Reply& reply) {
-  launch_record().active = false;  // the worker's own work: never reported
-  void* device = copy_warmup().device;
-  int host = 0;
-  cudaError_t status = device == nullptr ? cudaSuccess : cudaMemsetAsync(device, 0, kWarmupMemsetBytes, nullptr);
-  if (status == cudaSuccess && device != nullptr) {
-    status = cudaMemcpy(&host, device, sizeof host, cudaMemcpyDeviceToHost);
-  }
-  if (status == cudaSuccess) labkit_noop_kernel<<<1, 1>>>();
-  finish_gpu_work(reply, "the worker's own preparation for a timed call");
-  close_unused_mappings();
-}
-
 int worker_main(int argc, char** argv) {
   const Args args = parse(argc, argv);
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -895,10 +879,6 @@ int worker_main(int argc, char** argv) {
         break;
       case wire::Op::Call:
         serve_call(registry, request, reply);
-        exit_after_reply = reply.status == wire::Status::Fault;
-        break;
-      case wire::Op::Prime:
-        serve_prime(reply);
         exit_after_reply = reply.status == wire::Status::Fault;
         break;
       case wire::Op::Noop:

@@ -55,7 +55,6 @@ struct RemoteSample {
   int calls = 0;          ///< calls forwarded during the sample
   double bound_ms = 0.0;  ///< the most their boundary may cost (calibrated), summed over the calls
   double gap_ms = 0.0;    ///< what their boundary costs as a rule (the calibration's median), summed
-  int worker = -1;        ///< where they went: 0 the student's worker, 1 the reference's, -1 none or both
 };
 
 /// The workers' clock stamps of the calls of one sample: their events' elapsed times.
@@ -91,12 +90,6 @@ class Remote {
   virtual void hold_gpu() = 0;
   /// Sends one empty request to the worker of `reference` or of the student: the boundary's own cost.
   virtual void noop(bool reference) = 0;
-  /// Readies the worker of `reference` or of the student for a timed call, untimed and
-  /// uncounted: the bench sends it before each timed call's set-up. Without it, the first
-  /// call of a worker after the other worker's turn meets a colder process (its copy path
-  /// and its context last used a round ago) than the calls after it, and the candidate
-  /// timed first in each round pays for that, in its time and at the boundary.
-  virtual void prime(bool reference) = 0;
   /// Records what a call to one worker costs at the boundary beyond its stamped time, as a
   /// rule (`gap_ms`) and at most (`bound_ms`), both calibrated with empty requests.
   virtual void set_boundary(bool reference, double gap_ms, double bound_ms) = 0;

@@ -623,13 +623,23 @@ class KitQuestions(unittest.TestCase):
             self.assertEqual(row[question.id]["status"], answers.CORRECT, f"{name}: {row[question.id]['why']}")
 
     def _reference_profile_answer(self, question: Question, answer: str) -> None:
-        """A profiler figure: full marks against a profile that measured the answer's own
-        figure, pending without one."""
-        value = answers.parse_measured(answer)[0].value
-        profile = {question.candidate: [{"name": "k", "metrics": {question.metric: value}}], "_gpu": H100}
-        row = by_id(grade_text(f"## {question.id}\nAnswer: {answer}\n", questions=(question,), bench={},
-                               profile=profile))
-        self.assertEqual(row[question.id]["status"], answers.CORRECT, row[question.id]["why"])
+        """A profiler figure: full marks on the H100 and the H200, each against a profile that
+        measured its own line's figure on that GPU, pending without a profile."""
+        lines = answers.parse_measured(answer)
+        for name in (H100, "NVIDIA H200"):
+            # A figure that is the same on every GPU (a store efficiency) names none.
+            mine = [line for line in lines if line.gpu == name and line.arch == "90"] if lines[0].gpu else lines
+            self.assertEqual(len(mine), 1, f"{question.id}: no line `... measured on {name} (sm_90)`")
+            value = mine[0].value
+            profile = {question.candidate: [{"name": "k", "metrics": {question.metric: value}}], "_gpu": name}
+            row = by_id(grade_text(f"## {question.id}\nAnswer: {answer}\n", questions=(question,), bench={},
+                                   profile=profile))
+            self.assertEqual(row[question.id]["status"], answers.CORRECT, f"{name}: {row[question.id]['why']}")
+            # The same GPU's profile measuring half as much again: the line no longer fits.
+            profile = {question.candidate: [{"name": "k", "metrics": {question.metric: value * 1.5}}], "_gpu": name}
+            row = by_id(grade_text(f"## {question.id}\nAnswer: {answer}\n", questions=(question,), bench={},
+                                   profile=profile))
+            self.assertEqual(row[question.id]["status"], answers.WRONG, name)
         result = grade_text(f"## {question.id}\nAnswer: {answer}\n", questions=(question,), bench={})
         self.assertEqual((result.questions[0]["status"], result.pending, result.max),
                          (answers.UNCHECKED, question.points, 0.0))

@@ -28,6 +28,14 @@ NO_REFERENCE = "no reference library: performance not scored"
 # More than this fraction of a student's samples with stamps the judge's clock contradicts
 # (and more than 3): the figures are not trusted.
 SUSPECT_FRACTION = 0.25
+# How far past its bound the judge's clock may run in the contradicted calls (the median
+# of the ones the bench describes) before the stamps count as forged: a share of the bound.
+# A hand-over between processes now and then costs a few percent more than the
+# calibration allowed (the H100 and the H200 showed 4-6% in honest runs, in a run's
+# first call after an idle moment); forged stamps hide a whole call, or a stream's work.
+# Nothing is gained under it: a contradicted sample is timed by the judge's clock less
+# the bound, never by its stamps.
+BOUNDARY_MARGIN = 0.15
 # The ratio's confidence interval is ratio * (1 +- DOUBT_Z * ratio_rel_se): 95%.
 DOUBT_Z = 1.96
 CURVES = ("continuous", "cs149")
@@ -113,6 +121,13 @@ def score_performance(bench: dict[str, Any] | None, settings: LabSettings, *,
                      "t_student_ms": student.get("median_ms"),
                      "t_reference_ms": (_result(workload, "reference") or {}).get("median_ms"),
                      "noisy": bool((workload.get("pair") or {}).get("noisy"))})
+        suspect = student.get("boundary_suspect") or 0
+        if suspect > 0:  # samples timed by the judge's clock: the report says how many
+            rows[-1]["judge_clock_samples"] = suspect
+            rows[-1]["samples"] = student.get("samples")
+            # Past the threshold, but only a little past the bound (marginal_misses): scored, with a note.
+            rows[-1]["boundary_marginal"] = suspect > max(3, SUSPECT_FRACTION * (student.get("samples") or 0))
+            rows[-1]["boundary_detail"] = _misses(student).removeprefix("; ")
     # The geometric mean of the ratios, and its relative standard error (that of the mean
     # of the logarithms): one slow shape costs what it costs, whatever its time in ms.
     ratio = math.exp(sum(math.log(r["ratio"]) for r in rows) / len(rows))
@@ -164,7 +179,7 @@ def _distrust(workload: str, student: dict[str, Any] | None, max_pct_peak: float
     # disagreed. Such samples are timed by the judge's clock anyway. Forged stamps
     # contradict it on every call.
     suspect, samples = student.get("boundary_suspect") or 0, student.get("samples") or 0
-    if suspect > max(3, SUSPECT_FRACTION * samples):
+    if suspect > max(3, SUSPECT_FRACTION * samples) and not marginal_misses(student):
         return "boundary", (f"in {suspect} of {samples} samples of {workload!r} the judge's own clock contradicts "
                             "the clock stamps around your call (they claim less time than the GPU was busy: forged "
                             "stamps, or work left running on a stream the default stream does not wait for)"
@@ -181,18 +196,33 @@ def _distrust(workload: str, student: dict[str, Any] | None, max_pct_peak: float
     return "", ""
 
 
+def _miss_figures(student: dict[str, Any]) -> tuple[float, float] | None:
+    """(median gap, bound) in ms of the contradicted calls the bench described, or None."""
+    misses = student.get("boundary_misses")
+    if not isinstance(misses, dict):
+        return None
+    gaps = [g for g in misses.get("gaps_ms") or [] if isinstance(g, (int, float)) and not isinstance(g, bool)]
+    bound = misses.get("bound_ms")
+    if not gaps or not isinstance(bound, (int, float)) or isinstance(bound, bool) or bound <= 0:
+        return None
+    return statistics.median(gaps), float(bound)
+
+
+def marginal_misses(student: dict[str, Any]) -> bool:
+    """Whether the contradicted calls ran past their bound by no more than BOUNDARY_MARGIN of
+    it (a slow hand-over, not forged stamps); False when the bench described none."""
+    figures = _miss_figures(student)
+    return figures is not None and figures[0] <= figures[1] * (1 + BOUNDARY_MARGIN)
+
+
 def _misses(student: dict[str, Any]) -> str:
     """How far the judge's clock ran past the stamps in the contradicted calls the bench
     described (boundary_misses), against the bound they were held to; "" without them."""
-    misses = student.get("boundary_misses")
-    if not isinstance(misses, dict):
+    figures = _miss_figures(student)
+    if figures is None:
         return ""
-    gaps = [g for g in misses.get("gaps_ms") or [] if isinstance(g, (int, float)) and not isinstance(g, bool)]
-    bound = misses.get("bound_ms")
-    if not gaps or not isinstance(bound, (int, float)) or isinstance(bound, bool):
-        return ""
-    return (f"; in those calls the GPU was busy {1000 * statistics.median(gaps):.0f} us (median) beyond the stamps, "
-            f"where {1000 * bound:.0f} us is allowed")
+    return (f"; in those calls the GPU was busy {1000 * figures[0]:.0f} us (median) beyond the stamps, "
+            f"where {1000 * figures[1]:.0f} us is allowed")
 
 
 def _result(workload: dict[str, Any], role: str) -> dict[str, Any] | None:

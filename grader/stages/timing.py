@@ -62,6 +62,14 @@ def time_lab(ctx: LabContext, result: LabResult) -> None:
         result.performance.flags.append("throttled")
     if missing_reference:
         result.performance = score.Performance(0.0, settings.performance_points, reason=missing_reference)
+    for w in result.performance.workloads:
+        if w.get("boundary_marginal"):
+            detail = f" ({w['boundary_detail']})" if w.get("boundary_detail") else ""
+            result.notes.append(
+                f"in {w['judge_clock_samples']} of {w.get('samples')} samples of {w['name']!r} the judge's clock ran "
+                f"a little past the clock stamps around your call, on every try{detail}: a slow hand-over between "
+                "processes does this, forged stamps run far past; those samples were timed by the judge's clock, "
+                "which can only count them slower")
     doubted = [w["name"] for w in result.performance.workloads if w.get("benefit_of_doubt")]
     if doubted:
         result.notes.append(f"full performance points by the benefit of the doubt in {', '.join(doubted)}: "

@@ -121,6 +121,41 @@ class BoundaryDistrustTest(unittest.TestCase):
         self.assertEqual(performance.flags, ["boundary"])
         self.assertNotIn("beyond the stamps", performance.reason)
 
+    # Many contradicted samples, but the judge's clock ran only a little past the bound (a
+    # slow hand-over, as an H200 showed on the sobel reference: 400 us where 378 were
+    # allowed): scored, and the row says how many samples the judge's clock timed. Past
+    # the margin, or with the calls undescribed: flagged, as forged stamps are.
+    def test_marginal_misses_are_scored(self):
+        settings = config.from_dict({}, None).lab("vectorAdd")
+        data = load_fixture("bench-ok.json")
+        student = data["workloads"][0]["results"][0]
+        student.update(samples=13, boundary_suspect=4,
+                       boundary_misses={"bound_ms": 0.378, "gaps_ms": [0.40, 0.39, 0.41, 0.52]})
+        performance = score.score_performance(data, settings, correctness_full=True)
+        self.assertEqual(performance.flags, [])
+        self.assertGreater(performance.points, 0)
+        row = performance.workloads[0]
+        self.assertEqual((row["judge_clock_samples"], row["samples"], row["boundary_marginal"]), (4, 13, True))
+        self.assertIn("busy 405 us (median) beyond the stamps, where 378 us is allowed", row["boundary_detail"])
+        # At the margin's edge, still scored; just past it, flagged.
+        edge = 0.378 * (1 + score.BOUNDARY_MARGIN)
+        student["boundary_misses"] = {"bound_ms": 0.378, "gaps_ms": [edge]}
+        self.assertEqual(score.score_performance(data, settings, correctness_full=True).flags, [])
+        student["boundary_misses"] = {"bound_ms": 0.378, "gaps_ms": [edge + 0.001]}
+        self.assertEqual(score.score_performance(data, settings, correctness_full=True).flags, ["boundary"])
+        # Stamps that hide a whole 0.25 ms call: far past the bound.
+        student["boundary_misses"] = {"bound_ms": 0.378, "gaps_ms": [0.33 + 0.25] * 5}
+        self.assertEqual(score.score_performance(data, settings, correctness_full=True).flags, ["boundary"])
+        # A bound of zero or less describes nothing: flagged.
+        student["boundary_misses"] = {"bound_ms": 0.0, "gaps_ms": [0.0]}
+        self.assertEqual(score.score_performance(data, settings, correctness_full=True).flags, ["boundary"])
+        # Under the threshold: scored, counted, no note asked for.
+        student.update(boundary_suspect=2, boundary_misses=None)
+        row = score.score_performance(data, settings, correctness_full=True).workloads[0]
+        self.assertEqual((row["judge_clock_samples"], row["boundary_marginal"]), (2, False))
+        student.update(boundary_suspect=0)
+        self.assertNotIn("judge_clock_samples", score.score_performance(data, settings, correctness_full=True).workloads[0])
+
 
 if __name__ == "__main__":
     unittest.main()

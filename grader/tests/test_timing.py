@@ -126,6 +126,22 @@ class RerunTest(CliTestCase):
         self.assertEqual((self.calls(), lab["performance"]["points"], lab["performance"]["flags"]), (2, 0, ["boundary"]))
         self.assertIn("in two runs", " ".join(lab["notes"]))
 
+    # Contradicted only a little past the bound: one run, scored, and a note that says
+    # which samples the judge's clock timed and why that is no accusation.
+    def test_marginal_contradictions_are_scored_with_a_note(self):
+        slow_handover = bench_json(ratio=1.0, boundary_suspect=20, samples=40,
+                                   boundary_misses={"bound_ms": 0.373, "gaps_ms": [0.389, 0.38, 0.395]})
+        self.use(slow_handover, bench_json(ratio=1.1))
+        code, out, err = self.main("--no-build", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        self.assertNotIn("clock stamps contradicted", out)
+        lab = self.report()["labs"][0]
+        self.assertEqual((self.calls(), lab["performance"]["ratio"], lab["performance"]["flags"]), (1, 1.0, []))
+        notes = " ".join(lab["notes"])
+        self.assertIn("in 20 of 40 samples of", notes)
+        self.assertIn("busy 389 us (median) beyond the stamps, where 373 us is allowed", notes)
+        self.assertNotIn("contradicted", notes)
+
     def test_quiet_bench_runs_once(self):
         self.use(bench_json(), bench_json())
         self.main("--no-build", "vectorAdd")

@@ -43,7 +43,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from grader import config, manifest, proc
 from grader.stages.context import connections_environment
@@ -137,7 +137,7 @@ class Comparison:
 
 def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance: float,
             tmp: Path, connections: int = 0, direct_connections: int = 0,
-            control: bool = False, runs: int = 1) -> Comparison:
+            control: bool = False, runs: int = 1, judge_args: Sequence[str] = ()) -> Comparison:
     """The lab's comparison (Comparison). A row is beyond the tolerance when the judge's
     difference exceeds it and, with `control`, also the row's own spread between direct
     runs: a difference the direct bench shows against itself is not the judge's doing
@@ -146,10 +146,12 @@ def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance:
     Each path runs `runs` times, alternately (direct, judge, direct, ...), and each row
     compares the medians of the runs: one process's own placement of its buffers, which
     moves a call's time by a few microseconds for the whole run, then counts once in
-    `runs`. With `control` and one run, the direct bench runs twice."""
+    `runs`. With `control` and one run, the direct bench runs twice. `judge_args` go to
+    the judge's bench alone (a candidate fix behind a judge-only flag, e.g. --warm-copies)."""
     library = build / "lib" / f"lib{lab}_solution.so"
     direct_command = [str(build / "bin" / f"{lab}_solution_bench"), f"--reference={library}", *common]
-    judge_command = [str(build / "bin" / f"{lab}_judge_bench"), f"--impl={library}", f"--reference={library}", *common]
+    judge_command = [str(build / "bin" / f"{lab}_judge_bench"), f"--impl={library}", f"--reference={library}", *common,
+                     *judge_args]
     directs: list[dict[str, Any] | None] = []
     judges: list[dict[str, Any] | None] = []
     for run in range(max(1, runs)):
@@ -225,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
                              "placement of its buffers shifts its times for the whole run, and counts once in N")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep both benches' JSON of every lab in DIR (<lab>.direct.json, <lab>.judge.json)")
+    parser.add_argument("--judge-arg", action="append", default=[], metavar="ARG",
+                        help="an argument for the judge's bench alone, e.g. --judge-arg=--warm-copies to "
+                             "try a fix behind a judge-only flag on the whole table (repeatable)")
     parser.add_argument("--all-workloads", action="store_true",
                         help="exit 1 when any workload differs beyond the tolerance, not only a graded one")
     args = parser.parse_args(argv)
@@ -244,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
             where = args.keep
         for lab in labs:
             result = compare(lab, args.build_dir.resolve(), common, args.timeout, args.tolerance, where,
-                             args.judge_connections, args.direct_connections, args.control, max(1, args.runs))
+                             args.judge_connections, args.direct_connections, args.control, max(1, args.runs),
+                             args.judge_arg)
             print("\n".join(result.rows), flush=True)
             if result.judge:
                 cost = result.judge.get("boundary", {})

@@ -94,6 +94,18 @@ class FairnessTest(unittest.TestCase):
         self.assertIn("<-- beyond tolerance", out)
         self.assertIn("beyond both the tolerance and its row's own spread: graded workloads 4.00%", out)
 
+    def test_judge_args_reach_the_judge_bench_alone(self):
+        seen = self.build / "argv"
+        for name in ("vectorAdd_solution_bench", "vectorAdd_judge_bench"):
+            self.fake(name, [1.0])
+            path = self.build / "bin" / name
+            path.write_text(path.read_text() + f"open({str(seen)!r}, 'a').write(here.name + ' ' + ' '.join(sys.argv[1:]) + '\\n')\n")
+        code, out = self.main("--judge-arg=--warm-copies")
+        self.assertEqual(code, 0, out)
+        lines = dict(line.split(" ", 1) for line in seen.read_text().splitlines())
+        self.assertIn("--warm-copies", lines["vectorAdd_judge_bench"].split())
+        self.assertNotIn("--warm-copies", lines["vectorAdd_solution_bench"].split())
+
     def test_a_failed_bench_fails(self):
         self.fake("vectorAdd_solution_bench", [1.0])
         (self.build / "bin" / "vectorAdd_judge_bench").write_text("#!/bin/sh\nexit 3\n")

@@ -89,6 +89,9 @@ const std::vector<RemoteOptionSpec>& remote_option_table() {
       {"--warm-copies", nullptr,
        "diagnostic: before each timed call the workers use the copy path once, untimed (the fairness probe)",
        [](RemoteOptions& o, const std::string&) { o.warm_copies = true; }},
+      {"--prime-workers", nullptr,
+       "diagnostic: before each timed call's set-up the bench readies the call's worker, untimed (the fairness probe)",
+       [](RemoteOptions& o, const std::string&) { o.prime_workers = true; }},
   };
   return table;
 }

@@ -297,6 +297,21 @@ TEST(Cli, WarmCopiesIsAJudgeOnlyFlag) {
               "prog: error: --warm-copies is an option of the grader's judge programs");
 }
 
+// --prime-workers (a diagnostic of the fairness probe) likewise: judge programs only.
+TEST(Cli, PrimeWorkersIsAJudgeOnlyFlag) {
+  const auto& table = remote_option_table();
+  const auto spec = std::find_if(table.begin(), table.end(),
+                                 [](const RemoteOptionSpec& r) { return std::string(r.name) == "--prime-workers"; });
+  ASSERT_NE(spec, table.end());
+  EXPECT_EQ(spec->value, nullptr);
+  RemoteOptions options;
+  EXPECT_FALSE(options.prime_workers);
+  spec->apply(options, "");
+  EXPECT_TRUE(options.prime_workers);
+  EXPECT_EXIT(parse_args({"--prime-workers"}), ::testing::ExitedWithCode(2),
+              "prog: error: --prime-workers is an option of the grader's judge programs");
+}
+
 // --help lists each option with its value's name; judge options only when asked.
 TEST(Cli, PrintsTheOptions) {
   RemoteOptions unused;

@@ -18,14 +18,21 @@ many microseconds it differs from that:
         a copy of the expected count; else the call before); a worker's call is the first
         user of its process since the judge's or the other worker's turn on the GPU
     Jn  J with --no-sandbox: no seccomp, Landlock or dropped capabilities in the workers
+    Jp  J with --prime-workers: before each timed call's set-up the bench sends the call's
+        worker an untimed request (a memset, a 4-byte copy to the host and an empty
+        kernel), outside the judge's clock. In J the candidate timed first in each round
+        (the student's) meets a worker last used a round ago; the others follow a call of
+        their own worker. On an H100 that first call costs 10-25 us more at the boundary.
 
     python3 -m grader.tests.fairness_probe --build-dir build/dev [--keep DIR] [--plan D,J,...]
 
-The default plan (D J Jw Jn D1 J0 D J Jw Jn) times compact's graded shape at 30,000,001
+The default plan (D J Jw Jp D J Jw Jp) times compact's graded shape at 30,000,001
 ints (--graded-only --size 30000001 --time-variants single_pass,two_pass: the student's
 default, single_pass_vec; single_pass; two_pass; the reference, three_pass; the same as
 ref: in the reference's worker; CUB and a device-to-device copy, which run in the
-judge's own process), sampling 1 s per run: ten runs of 2-4 s each.
+judge's own process), sampling 1 s per run: eight runs of 2-4 s each. On an H100, Jn,
+D1 and J0 changed nothing that mattered; Jw closed most of the gap in the stamps but
+raised the boundary's cost (its warm-up runs inside the judge's clock).
 
 How to read it. The rows whose J column is 2 us or more (the gap) are summed up at the
 end, per set-up, as the share of the gap that is left (judge set-ups) or reproduced (D1):
@@ -81,8 +88,9 @@ SETUPS = {s.label: s for s in [
     Setup("J0", True, 0, (), "judge bench, the driver's default queues"),
     Setup("Jw", True, 1, ("--warm-copies",), "judge bench, workers warm their copy path before each call"),
     Setup("Jn", True, 1, ("--no-sandbox",), "judge bench, workers without their sandbox"),
+    Setup("Jp", True, 1, ("--prime-workers",), "judge bench, each call's worker readied before its set-up"),
 ]}
-DEFAULT_PLAN = "D,J,Jw,Jn,D1,J0,D,J,Jw,Jn"
+DEFAULT_PLAN = "D,J,Jw,Jp,D,J,Jw,Jp"
 GAP_US = 2.0  # a row whose J differs from D by this much or more shows the gap
 
 

@@ -280,37 +280,25 @@ TEST(Cli, RefusesJudgeOptionsOutsideJudgePrograms) {
               "prog: error: --impl is an option of the grader's judge programs \\(prog_judge\\)");
 }
 
-// --warm-copies (a diagnostic of the fairness probe) is a flag of the judge programs only:
-// it sets RemoteOptions::warm_copies, which the judge turns into the workers' flag, and a
-// student's own bench refuses it.
-TEST(Cli, WarmCopiesIsAJudgeOnlyFlag) {
+// The diagnostics of the fairness probe, --warm-copies and --prime-workers, are flags of
+// the judge programs only: each sets its RemoteOptions field, which the judge turns into
+// the workers' flag, and a student's own bench refuses it.
+void expect_judge_only_flag(const std::string& name, bool RemoteOptions::*field) {
   const auto& table = remote_option_table();
-  const auto spec = std::find_if(table.begin(), table.end(),
-                                 [](const RemoteOptionSpec& r) { return std::string(r.name) == "--warm-copies"; });
-  ASSERT_NE(spec, table.end());
+  const auto spec =
+      std::find_if(table.begin(), table.end(), [&](const RemoteOptionSpec& r) { return std::string(r.name) == name; });
+  ASSERT_NE(spec, table.end()) << name;
   EXPECT_EQ(spec->value, nullptr);
   RemoteOptions options;
-  EXPECT_FALSE(options.warm_copies);
+  EXPECT_FALSE(options.*field);
   spec->apply(options, "");
-  EXPECT_TRUE(options.warm_copies);
-  EXPECT_EXIT(parse_args({"--warm-copies"}), ::testing::ExitedWithCode(2),
-              "prog: error: --warm-copies is an option of the grader's judge programs");
+  EXPECT_TRUE(options.*field);
+  EXPECT_EXIT(parse_args({name}), ::testing::ExitedWithCode(2),
+              "prog: error: " + name + " is an option of the grader's judge programs");
 }
 
-// --prime-workers (a diagnostic of the fairness probe) likewise: judge programs only.
-TEST(Cli, PrimeWorkersIsAJudgeOnlyFlag) {
-  const auto& table = remote_option_table();
-  const auto spec = std::find_if(table.begin(), table.end(),
-                                 [](const RemoteOptionSpec& r) { return std::string(r.name) == "--prime-workers"; });
-  ASSERT_NE(spec, table.end());
-  EXPECT_EQ(spec->value, nullptr);
-  RemoteOptions options;
-  EXPECT_FALSE(options.prime_workers);
-  spec->apply(options, "");
-  EXPECT_TRUE(options.prime_workers);
-  EXPECT_EXIT(parse_args({"--prime-workers"}), ::testing::ExitedWithCode(2),
-              "prog: error: --prime-workers is an option of the grader's judge programs");
-}
+TEST(Cli, WarmCopiesIsAJudgeOnlyFlag) { expect_judge_only_flag("--warm-copies", &RemoteOptions::warm_copies); }
+TEST(Cli, PrimeWorkersIsAJudgeOnlyFlag) { expect_judge_only_flag("--prime-workers", &RemoteOptions::prime_workers); }
 
 // --help lists each option with its value's name; judge options only when asked.
 TEST(Cli, PrintsTheOptions) {

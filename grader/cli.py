@@ -124,6 +124,11 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--answer-keys", type=Path, metavar="DIR",
                         help="the instructor's answer keys, DIR/<lab>/answer_key.json, for the graded "
                              "questions (default: $LABKIT_ANSWER_KEYS, else <kit>/solutions)")
+    parser.add_argument("--profile-cache", type=Path, metavar="DIR",
+                        help="the instructor's batch: keep the profiler questions' figures (Nsight Compute on the "
+                             "kit's own reference kernels) in DIR and reuse them for every submission graded on the "
+                             "same GPU with the same kit and ncu (grader batch passes it); never where students run "
+                             "steps of their own (a Classroom runner): they could leave figures there")
     parser.add_argument("--answer-feedback", choices=("verdict", "figures"),
                         help="what the report says about an answer that is a figure of the student's own bench: "
                              "'verdict', within tolerance or not and what to do, never the grading run's figure; "
@@ -371,7 +376,8 @@ def resolve(args: argparse.Namespace) -> tuple[grade.Options, list[str]]:
                             seed_source=chosen.as_dict(),
                             student_root=args.student_dir.resolve() if args.student_dir else None,
                             build_only=args.build_only, prebuilt=args.prebuilt,
-                            answer_keys=_answer_keys(args.answer_keys))
+                            answer_keys=_answer_keys(args.answer_keys),
+                            profile_cache=args.profile_cache.resolve() if args.profile_cache else None)
     return options, labs
 
 

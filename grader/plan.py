@@ -42,6 +42,9 @@ class Options:
     student_root: Path | None = None
     # The instructor's answer keys (<dir>/<lab>/answer_key.json); None: <root>/solutions.
     answer_keys: Path | None = None
+    # --profile-cache (the instructor's batch): where the profiler questions' figures are
+    # kept between runs (grader/profile_cache.py); None: taken afresh, never read from a file.
+    profile_cache: Path | None = None
     build_only: bool = False  # compile the submission's files into student_root, grade nothing
     prebuilt: bool = False  # the submission was compiled earlier (build_only): build nothing
 

@@ -40,6 +40,8 @@ run): one at a time does that part, the compiles themselves run side by side.
     DIR/reports/STUDENT.json    the grader's report (python3 -m grader report turns it into Markdown ...)
     DIR/logs/STUDENT.log        the grader's output
     DIR/status/STUDENT.json     how the grader process ended (read by --resume and --collect)
+    DIR/profile-cache/          the profiler questions' figures of the kit's own kernels, taken once
+                                per GPU for the class (--profile-cache, grader/profile_cache.py)
     DIR/timing.json             the last run's wall time, the kit's build, the compiles (seconds per
                                 student), and per GPU its busy time and its idle time: waiting for a
                                 compile (the compiles did not keep up) or at the end (no student left)
@@ -190,6 +192,8 @@ def _grader_call(entry: Entry, layout: Layout, pristine: Path, labs: list[str], 
     else:
         command += ["--build-dir", str(layout.kit_build), "--student-dir", str(layout.work(entry.student))]
         command += ["--build-only"] if phase == "build" else ["--prebuilt", "--json", str(report)]
+    if phase != "build":  # the class's profiler figures: taken once per GPU, not once per student
+        command += ["--profile-cache", str(layout.profile_cache)]
     return [*command, *grader_args, *labs]
 
 

@@ -99,6 +99,11 @@ class Layout:
         return self.out / "work" / "_kit"
 
     @property
+    def profile_cache(self) -> Path:
+        """The profiler questions' figures, taken once per GPU for the class (grader/profile_cache.py)."""
+        return self.out / "profile-cache"
+
+    @property
     def gradebook(self) -> Path:
         return self.out / "gradebook.csv"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from grader import answers, build, gpu, layout, manifest, overlay, proc, rules, status, variants, writeup
+from grader import answers, build, gpu, layout, manifest, overlay, proc, profile_cache, rules, status, variants, writeup
 from grader.outcome import LabResult, clocked
 from grader.plan import Options
 from grader.stages.context import LabContext
@@ -112,8 +112,9 @@ def take_profile(options: Options, result: LabResult, lab: manifest.Lab) -> dict
     reference's kernels, and no student code runs in that process, so nothing it prints or
     writes can be taken for ncu's output. Only where the kit is the instructor's pristine one
     (--submission, or --impl solution): in a student's own checkout the solution bench would
-    be the student's to change. No file is read back: the figures go from ncu's output to the
-    check in memory."""
+    be the student's to change. No file is read back (the figures go from ncu's output to the
+    check in memory), except in the instructor's batch: with --profile-cache the figures are
+    kept in the batch's own folder, where no student code writes, for the next submission."""
     from grader import profile  # ncu's parsing is only needed here
     candidates = profile.question_candidates(lab)
     if not candidates:
@@ -136,16 +137,29 @@ def take_profile(options: Options, result: LabResult, lab: manifest.Lab) -> dict
     if not proc.is_executable(bench_path):
         result.notes.append(f"profiler questions: {bench_path.name} is not built: their points are pending")
         return None
+    devices = gpu.devices()
+    # The instructor's batch (--profile-cache): the same kit, GPU and ncu give the same
+    # figures, so they are taken once and kept in the batch's own folder (grader/profile_cache.py).
+    cache, wanted = getattr(options, "profile_cache", None), None
+    if cache is not None:
+        try:
+            wanted = profile_cache.key(bench_path, candidates, ncu, devices[0].name if devices else "",
+                                       devices[0].uuid if devices else "")
+        except OSError:
+            wanted = None
+    if wanted is not None and (kept := profile_cache.load(cache, lab.name, wanted)) is not None:
+        return kept
     try:
         found, _ = profile.profile_candidates(bench_path, candidates, ncu=ncu, seed=options.seed)
     except (profile.ProfileError, proc.LaunchError) as exc:
         first = (str(exc).splitlines() or [""])[0]
         result.notes.append(f"profiler questions: the profile could not be taken ({first}): their points are pending")
         return None
-    devices = gpu.devices()
     figures: dict[str, Any] = {who: [{"name": k.name, "metrics": k.metrics} for k in kernels]
                                for who, kernels in found.items()}
     figures["_gpu"] = devices[0].name if devices else ""
+    if wanted is not None:
+        profile_cache.store(cache, lab.name, wanted, figures)
     return figures
 
 

@@ -59,7 +59,7 @@ FAKE_GRADER = """
             open(os.environ["FAKE_CALLS"] + ".built", "a").write(who + "\\n")
         sys.exit(0)
     submission, report, build = opt("--submission"), opt("--json"), opt("--build-dir")
-    valued = {"--submission", "--pristine", "--build-dir", "--json", "--secret-file", "--student-dir"}
+    valued = {"--submission", "--pristine", "--build-dir", "--json", "--secret-file", "--student-dir", "--profile-cache"}
     labs = [a for i, a in enumerate(args) if not a.startswith("--") and args[i - 1] not in valued] or ["vectorAdd", "reduction"]
     open(os.environ["FAKE_CALLS"], "a").write(os.path.basename(submission) + "\\n")
     os.makedirs(build, exist_ok=True)
@@ -281,6 +281,8 @@ class GradeTest(BatchTestCase):
         argv = json.loads((self.out / "reports" / "a.json").read_text())["argv"]
         self.assertIn("--prebuilt", argv)
         self.assertEqual(argv[argv.index("--build-dir") + 1], str(self.out / "work" / "_kit"))
+        # The class's profiler figures: one folder of the batch's own, beside the reports.
+        self.assertEqual(argv[argv.index("--profile-cache") + 1], str(self.out / "profile-cache"))
         self.assertEqual(list(self.gradebook()[0]), ["student", "total", "max", "vectorAdd", "status", "seed"])
 
     # Extra grader arguments and the instructor secret reach every grader run.

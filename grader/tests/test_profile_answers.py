@@ -231,6 +231,97 @@ class WhereTheProfileComesFrom(unittest.TestCase):
         self.assertIn("ERR_NVGPUCTRPERM", result.notes[0])
 
 
+class ProfileCacheTest(unittest.TestCase):
+    """The instructor's batch (--profile-cache): the figures of one kit, GPU and ncu are
+    taken once and kept; anything else that differs, or a file that is not whole, takes
+    them again. Without the option no file is read."""
+
+    lab = manifest.by_name(KIT)["transpose"]
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.build = Path(self.tmp.name) / "build"
+        self.cache = Path(self.tmp.name) / "class" / "profile-cache"
+        (self.build / "bin").mkdir(parents=True)
+        self.bench = layout.direct_bench_path(self.build, "transpose", layout.SOLUTION)
+        self.bench.write_text("#!/bin/sh\nexit 0\n")
+        self.bench.chmod(0o755)
+        self.ncu = Path(self.tmp.name) / "ncu"
+        self.ncu.write_text("#!/bin/sh\n")
+        self.ncu.chmod(0o755)
+        self.taken = 0
+        self.gpus = [gpu.Device("0", "NVIDIA H100 80GB HBM3", "9.0", 81559, "GPU-aaaa")]
+
+    def take(self, cache: Path | None, value: float = 6.06) -> dict | None:
+        def fake(bench, candidates, **kwargs):
+            self.taken += 1
+            return {c: [profile.Kernel("k", 1, {"shared_efficiency_pct": value})] for c in candidates}, []
+
+        opts = options(self.build, submission=Path(self.tmp.name))
+        opts.profile_cache = cache
+        result = SimpleNamespace(lab="transpose", notes=[])
+        with mock.patch.object(profile, "find_ncu", return_value=str(self.ncu)), \
+                mock.patch.object(profile, "profile_candidates", side_effect=fake), \
+                mock.patch.object(gpu, "devices", return_value=self.gpus):
+            return scoring.take_profile(opts, result, self.lab)
+
+    def test_taken_once_then_kept(self):
+        first = self.take(self.cache)
+        self.assertEqual(self.taken, 1)
+        self.assertEqual(len(list(self.cache.glob("transpose-*.json"))), 1)
+        again = self.take(self.cache, value=99.0)  # a second profile would say 99
+        self.assertEqual((self.taken, again), (1, first))
+        self.assertEqual(again["_gpu"], "NVIDIA H100 80GB HBM3")
+
+    def test_what_the_figures_depend_on_takes_them_again(self):
+        self.take(self.cache)
+        self.gpus = [gpu.Device("1", "NVIDIA H100 80GB HBM3", "9.0", 81559, "GPU-bbbb")]  # another card
+        self.take(self.cache)
+        self.assertEqual(self.taken, 2)
+        self.bench.write_text("#!/bin/sh\nexit 0 # rebuilt\n")  # another build of the kit
+        self.take(self.cache)
+        self.assertEqual(self.taken, 3)
+        self.ncu.write_text("#!/bin/sh\n# a newer ncu\n")
+        self.take(self.cache)
+        self.assertEqual(self.taken, 4)
+        self.take(self.cache)
+        self.assertEqual(self.taken, 4)  # and that last one is kept
+
+    def test_a_file_that_is_not_whole_is_a_miss(self):
+        self.take(self.cache)
+        (path,) = self.cache.glob("transpose-*.json")
+        for broken in ("{", json.dumps({"schema": "labkit-profile-cache", "version": 1})):
+            path.write_text(broken)
+            self.take(self.cache)
+        data = json.loads(path.read_text())
+        data["figures"]["ref:tiled"] = [{"name": "k", "metrics": {"shared_efficiency_pct": "6.06"}}]  # not a number
+        path.write_text(json.dumps(data))
+        self.take(self.cache)
+        data["figures"]["ref:tiled"] = [{"name": "k", "metrics": {"shared_efficiency_pct": 1.0}}]
+        data["key"]["gpu"]["uuid"] = "GPU-other"  # a file of another key under this name
+        path.write_text(json.dumps(data))
+        self.take(self.cache)
+        self.assertEqual(self.taken, 5)
+        self.assertEqual(self.take(self.cache)["ref:tiled"][0]["metrics"], {"shared_efficiency_pct": 6.06})
+
+    def test_without_the_option_no_file_is_read_or_written(self):
+        """A grading run of its own (a Classroom runner, where students run steps) takes the
+        figures afresh, even beside a whole and matching file."""
+        self.take(self.cache)
+        (path,) = self.cache.glob("transpose-*.json")
+        data = json.loads(path.read_text())
+        data["figures"]["ref:tiled"][0]["metrics"] = {"shared_efficiency_pct": 1.0}  # what a forger would leave
+        path.write_text(json.dumps(data))
+        moved = self.build / "profile-cache" / path.name
+        moved.parent.mkdir(parents=True)
+        moved.write_text(path.read_text())
+        figures = self.take(None)
+        self.assertEqual(self.taken, 2)
+        self.assertEqual(figures["ref:tiled"][0]["metrics"], {"shared_efficiency_pct": 6.06})
+        self.assertEqual(len(list(self.build.rglob("transpose-*.json"))), 1)  # nothing new written
+
+
 class ProfileCommand(unittest.TestCase):
     lab = manifest.by_name(KIT)["transpose"]
 

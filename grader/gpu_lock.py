@@ -132,22 +132,21 @@ class GpuLock:
         self._state = _state(self.path)
 
     @contextlib.contextmanager
-    def shared(self, on_wait: Callable[[], None] | None = None) -> Iterator[Hold]:
-        """Held SHARED for the block (GPU work that may share the GPU)."""
-        hold = self.acquire(SHARED, on_wait)
+    def held(self, mode: str, on_wait: Callable[[], None] | None = None) -> Iterator[Hold]:
+        """Held in `mode` for the block, released after it whatever happens."""
+        hold = self.acquire(mode, on_wait)
         try:
             yield hold
         finally:
             self.release(hold)
 
-    @contextlib.contextmanager
-    def exclusive(self, on_wait: Callable[[], None] | None = None) -> Iterator[Hold]:
+    def shared(self, on_wait: Callable[[], None] | None = None) -> contextlib.AbstractContextManager[Hold]:
+        """Held SHARED for the block (GPU work that may share the GPU)."""
+        return self.held(SHARED, on_wait)
+
+    def exclusive(self, on_wait: Callable[[], None] | None = None) -> contextlib.AbstractContextManager[Hold]:
         """Held EXCLUSIVE for the block (the GPU to this process alone)."""
-        hold = self.acquire(EXCLUSIVE, on_wait)
-        try:
-            yield hold
-        finally:
-            self.release(hold)
+        return self.held(EXCLUSIVE, on_wait)
 
     def acquire(self, mode: str, on_wait: Callable[[], None] | None = None) -> Hold:
         """The lock in `mode`, within the timeout; `on_wait()` is called once if it must wait.

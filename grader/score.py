@@ -126,7 +126,7 @@ def score_performance(bench: dict[str, Any] | None, settings: LabSettings, *,
             rows[-1]["judge_clock_samples"] = suspect
             rows[-1]["samples"] = student.get("samples")
             # Past the threshold, but only a little past the bound (marginal_misses): scored, with a note.
-            rows[-1]["boundary_marginal"] = suspect > max(3, SUSPECT_FRACTION * (student.get("samples") or 0))
+            rows[-1]["boundary_marginal"] = _too_many_suspect(student)
             rows[-1]["boundary_detail"] = _misses(student).removeprefix("; ")
     # The geometric mean of the ratios, and its relative standard error (that of the mean
     # of the logarithms): one slow shape costs what it costs, whatever its time in ms.
@@ -179,7 +179,7 @@ def _distrust(workload: str, student: dict[str, Any] | None, max_pct_peak: float
     # disagreed. Such samples are timed by the judge's clock anyway. Forged stamps
     # contradict it on every call.
     suspect, samples = student.get("boundary_suspect") or 0, student.get("samples") or 0
-    if suspect > max(3, SUSPECT_FRACTION * samples) and not marginal_misses(student):
+    if _too_many_suspect(student) and not marginal_misses(student):
         return "boundary", (f"in {suspect} of {samples} samples of {workload!r} the judge's own clock contradicts "
                             "the clock stamps around your call (they claim less time than the GPU was busy: forged "
                             "stamps, or work left running on a stream the default stream does not wait for)"
@@ -194,6 +194,12 @@ def _distrust(workload: str, student: dict[str, Any] | None, max_pct_peak: float
                             "than the hardware allows: flagged and not scored (is work skipped, or a result "
                             "reused from an earlier call?)")
     return "", ""
+
+
+def _too_many_suspect(student: dict[str, Any]) -> bool:
+    """More suspect samples than SUSPECT_FRACTION of them, and more than 3."""
+    suspect, samples = student.get("boundary_suspect") or 0, student.get("samples") or 0
+    return suspect > max(3, SUSPECT_FRACTION * samples)
 
 
 def _miss_figures(student: dict[str, Any]) -> tuple[float, float] | None:

@@ -7,9 +7,9 @@
 // also device-runtime functions, which nvcc does not let a .cu file define.
 #include "stream_fence.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
+
+#include "next_symbol.h"
 
 namespace lab::streams {
 namespace {
@@ -19,11 +19,6 @@ using CreateWithFlags = cudaError_t (*)(cudaStream_t*, unsigned int);
 using CreateWithPriority = cudaError_t (*)(cudaStream_t*, unsigned int, int);
 using Destroy = cudaError_t (*)(cudaStream_t);
 
-// libcudart's own entry points, found past this program (RTLD_NEXT).
-template <class Fn>
-Fn next_symbol(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
 Create next_create() {
   static const Create fn = next_symbol<Create>("cudaStreamCreate");
   return fn;

@@ -59,6 +59,7 @@
 #include "lab/judge/wire.h"
 #include "lab/judge/worker.h"
 #include "lab/timing_lead.h"
+#include "../src/next_symbol.h"
 #include "../src/stream_fence.h"
 #include "../wire/spin.h"
 #include "sandbox.h"
@@ -391,11 +392,7 @@ cudaError_t pass_on(Call call) {
   return status;
 }
 
-// libcudart's own launch entry points (found past this program: RTLD_NEXT).
-template <class Fn>
-Fn next_symbol(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
+// libcudart's own launch entry points (lab::next_symbol: found past this program).
 #if CUDART_VERSION >= 12000
 using LaunchByHandle = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
 // Absent from libcudart before nvcc's launches used it: then nothing calls it either.

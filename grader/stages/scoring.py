@@ -140,7 +140,7 @@ def take_profile(options: Options, result: LabResult, lab: manifest.Lab) -> dict
     devices = gpu.devices()
     # The instructor's batch (--profile-cache): the same kit, GPU and ncu give the same
     # figures, so they are taken once and kept in the batch's own folder (grader/profile_cache.py).
-    cache, wanted = getattr(options, "profile_cache", None), None
+    cache, wanted = options.profile_cache, None
     if cache is not None:
         try:
             wanted = profile_cache.key(bench_path, candidates, ncu, devices[0].name if devices else "",

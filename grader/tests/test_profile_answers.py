@@ -156,8 +156,9 @@ class PeakAnswers(unittest.TestCase):
         self.assertEqual(grade("Answer: 3352", PEAK, bench=bench_on(H100, copy=None))["status"], answers.CORRECT)
 
 
-def options(build_dir: Path, *, submission: Path | None, solution: bool = False, build_kit: bool = False):
-    return SimpleNamespace(submission=submission, build_dir=build_dir, root=KIT, seed=7,
+def options(build_dir: Path, *, submission: Path | None, solution: bool = False, build_kit: bool = False,
+            profile_cache: Path | None = None):
+    return SimpleNamespace(submission=submission, build_dir=build_dir, root=KIT, seed=7, profile_cache=profile_cache,
                            plan=SimpleNamespace(solution=solution, build_kit=build_kit))
 
 
@@ -258,8 +259,7 @@ class ProfileCacheTest(unittest.TestCase):
             self.taken += 1
             return {c: [profile.Kernel("k", 1, {"shared_efficiency_pct": value})] for c in candidates}, []
 
-        opts = options(self.build, submission=Path(self.tmp.name))
-        opts.profile_cache = cache
+        opts = options(self.build, submission=Path(self.tmp.name), profile_cache=cache)
         result = SimpleNamespace(lab="transpose", notes=[])
         with mock.patch.object(profile, "find_ncu", return_value=str(self.ncu)), \
                 mock.patch.object(profile, "profile_candidates", side_effect=fake), \

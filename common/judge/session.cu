@@ -400,8 +400,8 @@ class Worker {
     if (!m_options.sandbox) args.emplace_back("--no-sandbox");
     if (m_options.exact_bounds) args.emplace_back("--exact-bounds");
     if (!m_options.launch_log.empty()) args.emplace_back("--record-launches");
-    if (m_options.warm_copies) args.emplace_back("--warm-copies");  // a diagnostic (RemoteOptions)
-    if (m_options.prime_workers) args.emplace_back("--prime");       // likewise
+    if (m_options.warm_copies) args.emplace_back("--warm-copies");  // unless --cold-copies (RemoteOptions)
+    if (m_options.prime_workers) args.emplace_back("--prime");       // a diagnostic (RemoteOptions)
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

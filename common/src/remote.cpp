@@ -86,9 +86,9 @@ const std::vector<RemoteOptionSpec>& remote_option_table() {
          if (v.empty()) throw std::invalid_argument("--launch-log takes a file name");
          o.launch_log = v;
        }},
-      {"--warm-copies", nullptr,
-       "diagnostic: before each timed call the workers use the copy path once, untimed (the fairness probe)",
-       [](RemoteOptions& o, const std::string&) { o.warm_copies = true; }},
+      {"--cold-copies", nullptr,
+       "diagnostic: the workers do not warm their copy path before each timed call (the fairness probe)",
+       [](RemoteOptions& o, const std::string&) { o.warm_copies = false; }},
       {"--prime-workers", nullptr,
        "diagnostic: before each timed call's set-up the bench readies the call's worker, untimed (the fairness probe)",
        [](RemoteOptions& o, const std::string&) { o.prime_workers = true; }},

@@ -280,25 +280,29 @@ TEST(Cli, RefusesJudgeOptionsOutsideJudgePrograms) {
               "prog: error: --impl is an option of the grader's judge programs \\(prog_judge\\)");
 }
 
-// The diagnostics of the fairness probe, --warm-copies and --prime-workers, are flags of
-// the judge programs only: each sets its RemoteOptions field, which the judge turns into
-// the workers' flag, and a student's own bench refuses it.
-void expect_judge_only_flag(const std::string& name, bool RemoteOptions::*field) {
+// The diagnostics of the fairness probe, --cold-copies and --prime-workers, are flags of
+// the judge programs only: each turns its RemoteOptions field from the judge's default to
+// the diagnostic's value (the judge turns the field into the workers' flag), and a
+// student's own bench refuses it.
+void expect_judge_only_flag(const std::string& name, bool RemoteOptions::*field, bool judge_default) {
   const auto& table = remote_option_table();
   const auto spec =
       std::find_if(table.begin(), table.end(), [&](const RemoteOptionSpec& r) { return std::string(r.name) == name; });
   ASSERT_NE(spec, table.end()) << name;
   EXPECT_EQ(spec->value, nullptr);
   RemoteOptions options;
-  EXPECT_FALSE(options.*field);
+  EXPECT_EQ(options.*field, judge_default);
   spec->apply(options, "");
-  EXPECT_TRUE(options.*field);
+  EXPECT_EQ(options.*field, !judge_default);
   EXPECT_EXIT(parse_args({name}), ::testing::ExitedWithCode(2),
               "prog: error: " + name + " is an option of the grader's judge programs");
 }
 
-TEST(Cli, WarmCopiesIsAJudgeOnlyFlag) { expect_judge_only_flag("--warm-copies", &RemoteOptions::warm_copies); }
-TEST(Cli, PrimeWorkersIsAJudgeOnlyFlag) { expect_judge_only_flag("--prime-workers", &RemoteOptions::prime_workers); }
+// The judge warms its workers' copy path before timed calls unless told otherwise.
+TEST(Cli, ColdCopiesIsAJudgeOnlyFlag) { expect_judge_only_flag("--cold-copies", &RemoteOptions::warm_copies, true); }
+TEST(Cli, PrimeWorkersIsAJudgeOnlyFlag) {
+  expect_judge_only_flag("--prime-workers", &RemoteOptions::prime_workers, false);
+}
 
 // --help lists each option with its value's name; judge options only when asked.
 TEST(Cli, PrintsTheOptions) {

@@ -147,7 +147,8 @@ def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance:
     compares the medians of the runs: one process's own placement of its buffers, which
     moves a call's time by a few microseconds for the whole run, then counts once in
     `runs`. With `control` and one run, the direct bench runs twice. `judge_args` go to
-    the judge's bench alone (a candidate fix behind a judge-only flag, e.g. --warm-copies)."""
+    the judge's bench alone (a judge-only flag: a candidate fix, or a diagnostic such as
+    --cold-copies that times the judge without a fix it makes)."""
     library = build / "lib" / f"lib{lab}_solution.so"
     direct_command = [str(build / "bin" / f"{lab}_solution_bench"), f"--reference={library}", *common]
     judge_command = [str(build / "bin" / f"{lab}_judge_bench"), f"--impl={library}", f"--reference={library}", *common,
@@ -228,8 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep both benches' JSON of every lab in DIR (<lab>.direct.json, <lab>.judge.json)")
     parser.add_argument("--judge-arg", action="append", default=[], metavar="ARG",
-                        help="an argument for the judge's bench alone, e.g. --judge-arg=--warm-copies to "
-                             "try a fix behind a judge-only flag on the whole table (repeatable)")
+                        help="an argument for the judge's bench alone, e.g. --judge-arg=--cold-copies to "
+                             "time the judge without its copy warm-up, or a candidate fix behind a judge-only flag, "
+                             "on the whole table (repeatable)")
     parser.add_argument("--all-workloads", action="store_true",
                         help="exit 1 when any workload differs beyond the tolerance, not only a graded one")
     args = parser.parse_args(argv)

@@ -1,22 +1,27 @@
 """Why does a call take longer in the judge's worker? One lab's bench in several set-ups.
 
-The fairness tool (grader/tests/fairness.py) finds compact's single-pass calls 3-7 us
+The fairness tool (grader/tests/fairness.py) found compact's single-pass calls 3-7 us
 slower through the judge than in the student's own bench, steadily. These calls start
 with a cudaMemsetAsync of their workspace and end with a 4-byte synchronous cudaMemcpy
 to the host, which no other lab's timed calls do. This probe runs the lab's bench
 alternately in the set-ups below, each a switch of one suspected cause, and prints each
 candidate's median time per call in the direct bench and, for every other set-up, how
-many microseconds it differs from that:
+many microseconds it differs from that. The probe found the cause (the copy path, Jc
+below), and the judge now warms it before every timed call; the probe keeps the set-up
+without the warm-up to show what it buys on the GPU at hand:
 
     D   the direct bench (<lab>_solution_bench), the driver's default queues: the student's
     D1  the direct bench with CUDA_DEVICE_MAX_CONNECTIONS=1, as the grader gives the judge
-    J   the judge's bench (<lab>_judge_bench) as the grader runs it (one queue)
-    J0  the judge's bench with the driver's default queues
-    Jw  J with --warm-copies: before each timed call's lead every worker makes one memset
-        and one 4-byte synchronous copy to the host of its own, untimed. A direct bench's
+    J   the judge's bench (<lab>_judge_bench) as the grader runs it (one queue): before
+        each timed call's lead every worker makes one memset and one 4-byte synchronous
+        copy to the host of its own, outside the call's clock stamps. A direct bench's
         set-up uses the copy path in its own process right before every call (fresh data:
-        a copy of the expected count; else the call before); a worker's call is the first
-        user of its process since the judge's or the other worker's turn on the GPU
+        a copy of the expected count; else the call before); without the warm-up a
+        worker's call is the first user of its process's copy path since the judge's or
+        the other worker's turn on the GPU
+    J0  the judge's bench with the driver's default queues
+    Jc  J with --cold-copies: no warm-up (how the grader timed before the probe found
+        the cause)
     Jn  J with --no-sandbox: no seccomp, Landlock or dropped capabilities in the workers
     Jp  J with --prime-workers: before each timed call's set-up the bench sends the call's
         worker an untimed request (a memset, a 4-byte copy to the host and an empty
@@ -26,20 +31,21 @@ many microseconds it differs from that:
 
     python3 -m grader.tests.fairness_probe --build-dir build/dev [--keep DIR] [--plan D,J,...]
 
-The default plan (D J Jw Jp D J Jw Jp) times compact's graded shape at 30,000,001
+The default plan (D J Jc D J Jc) times compact's graded shape at 30,000,001
 ints (--graded-only --size 30000001 --time-variants single_pass,two_pass: the student's
 default, single_pass_vec; single_pass; two_pass; the reference, three_pass; the same as
 ref: in the reference's worker; CUB and a device-to-device copy, which run in the
-judge's own process), sampling 1 s per run: eight runs of 2-4 s each. On an H100, Jn,
-D1 and J0 changed nothing that mattered; Jw closed most of the gap in the stamps but
-raised the boundary's cost (its warm-up runs inside the judge's clock).
+judge's own process), sampling 1 s per run: six runs of 2-4 s each. Before the judge
+warmed the copy path (J then was today's Jc), Jn, D1, J0 and Jp changed nothing that
+mattered on an H100 and an H200, and the warm-up left 3% of the gap on an H100 and 34%
+on an H200, at the price of some more boundary cost on the H100 (the warm-up runs inside
+the judge's clock, though outside the stamps).
 
 How to read it. The rows whose J column is 2 us or more (the gap) are summed up at the
-end, per set-up, as the share of the gap that is left (judge set-ups) or reproduced (D1):
-  - Jw leaves little of the gap: the first use of the copy engines (a switch of their
-    context from another process) or of the driver's staging memory for pageable copies
-    is the cause; the fix is to make the warm-up part of every timed call's lead, in the
-    worker and the direct bench alike (lab/timing_lead.h);
+end, per set-up, as the share of the gap that is left (judge set-ups) or reproduced (D1).
+Jc is read the other way round: over the rows whose Jc column is 2 us or more, the share
+of Jc's gap that the judge as graded (J) leaves, so a small share says the warm-up works.
+For the others:
   - Jn leaves little: the sandbox is the cause; the workers' report (printed below the
     table) says whether the kernel forces speculative store bypass mitigation on them
     (seccomp implies it where spec_store_bypass_disable=seccomp, the default of kernels
@@ -79,6 +85,7 @@ class Setup:
     connections: int  # CUDA_DEVICE_MAX_CONNECTIONS (0: unset, the driver's default)
     options: tuple[str, ...]
     what: str
+    undoes_fix: bool = False  # switches off what the grader does to close a gap (read the other way round)
 
 
 SETUPS = {s.label: s for s in [
@@ -86,11 +93,11 @@ SETUPS = {s.label: s for s in [
     Setup("D1", False, 1, (), "direct bench, CUDA_DEVICE_MAX_CONNECTIONS=1"),
     Setup("J", True, 1, (), "judge bench as graded (CUDA_DEVICE_MAX_CONNECTIONS=1)"),
     Setup("J0", True, 0, (), "judge bench, the driver's default queues"),
-    Setup("Jw", True, 1, ("--warm-copies",), "judge bench, workers warm their copy path before each call"),
+    Setup("Jc", True, 1, ("--cold-copies",), "judge bench, no copy warm-up before each call", undoes_fix=True),
     Setup("Jn", True, 1, ("--no-sandbox",), "judge bench, workers without their sandbox"),
     Setup("Jp", True, 1, ("--prime-workers",), "judge bench, each call's worker readied before its set-up"),
 ]}
-DEFAULT_PLAN = "D,J,Jw,Jp,D,J,Jw,Jp"
+DEFAULT_PLAN = "D,J,Jc,D,J,Jc"
 GAP_US = 2.0  # a row whose J differs from D by this much or more shows the gap
 
 
@@ -157,16 +164,23 @@ def stamp_checks(docs: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[int,
 def gap_shares(times: dict[str, dict[tuple[str, str], float]], gap_us: float = GAP_US) -> dict[str, float | None]:
     """For each set-up other than D and J, the median over the rows with a gap (J at
     least `gap_us` slower than D) of (set-up - D) / (J - D): for a judge set-up the share
-    of the gap left (0: closed), for a direct one the share reproduced; None without such
-    rows or without the set-up's times."""
+    of the gap left (0: closed), for a direct one the share reproduced. A set-up that
+    undoes a fix of the grader's (Jc) is read the other way round: over the rows where it
+    is `gap_us` or more slower than D, the share of its gap that J leaves (J - D) /
+    (set-up - D). None without such rows or without the set-up's times."""
     direct, judge = times.get("D", {}), times.get("J", {})
-    rows = [key for key in direct.keys() & judge.keys() if 1000 * (judge[key] - direct[key]) >= gap_us]
+
+    def median_share(slow: dict, fast: dict) -> float | None:
+        rows = [key for key in direct.keys() & slow.keys() & fast.keys() if 1000 * (slow[key] - direct[key]) >= gap_us]
+        shares = [(fast[key] - direct[key]) / (slow[key] - direct[key]) for key in rows]
+        return statistics.median(shares) if shares else None
+
     out: dict[str, float | None] = {}
     for label, other in times.items():
         if label in ("D", "J"):
             continue
-        shares = [(other[key] - direct[key]) / (judge[key] - direct[key]) for key in rows if key in other]
-        out[label] = statistics.median(shares) if shares else None
+        undoes = label in SETUPS and SETUPS[label].undoes_fix
+        out[label] = median_share(other, judge) if undoes else median_share(judge, other)
     return out
 
 
@@ -174,6 +188,10 @@ def reading(label: str, share: float | None) -> str:
     """One line on what a set-up's share of the gap says (see the module's docstring)."""
     if share is None:
         return f"{label}: no row shows the gap, nothing to read"
+    if SETUPS[label].undoes_fix:
+        verdict = "the fix works" if share <= 0.25 else (
+            "the fix closes part of it" if share <= 0.75 else "the fix changes nothing that matters")
+        return f"{label} ({SETUPS[label].what}): the judge as graded leaves {100 * share:.0f}% of this gap; {verdict}"
     judge = SETUPS[label].judge
     what = "left" if judge else "reproduced"
     if judge:

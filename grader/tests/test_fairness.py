@@ -100,11 +100,11 @@ class FairnessTest(unittest.TestCase):
             self.fake(name, [1.0])
             path = self.build / "bin" / name
             path.write_text(path.read_text() + f"open({str(seen)!r}, 'a').write(here.name + ' ' + ' '.join(sys.argv[1:]) + '\\n')\n")
-        code, out = self.main("--judge-arg=--warm-copies")
+        code, out = self.main("--judge-arg=--cold-copies")
         self.assertEqual(code, 0, out)
         lines = dict(line.split(" ", 1) for line in seen.read_text().splitlines())
-        self.assertIn("--warm-copies", lines["vectorAdd_judge_bench"].split())
-        self.assertNotIn("--warm-copies", lines["vectorAdd_solution_bench"].split())
+        self.assertIn("--cold-copies", lines["vectorAdd_judge_bench"].split())
+        self.assertNotIn("--cold-copies", lines["vectorAdd_solution_bench"].split())
 
     def test_a_failed_bench_fails(self):
         self.fake("vectorAdd_solution_bench", [1.0])

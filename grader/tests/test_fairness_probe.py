@@ -18,8 +18,9 @@ from unittest import mock
 from grader.tests import fairness_probe as probe
 
 # A fake bench of compact: fixed times per call, plus `judge_extra` (us, per candidate)
-# in a judge bench unless its argv holds `closer` (e.g. --warm-copies), or, in a direct
-# bench, `direct_extra` when CUDA_DEVICE_MAX_CONNECTIONS is 1. It appends its argv and
+# in a judge bench unless its argv holds `closer` (e.g. --no-sandbox), plus `cold_extra`
+# in a judge bench given --cold-copies, or, in a direct bench, `direct_extra` when
+# CUDA_DEVICE_MAX_CONNECTIONS is 1. It appends its argv and
 # environment to calls.jsonl beside it, and a judge writes a worker log into its TMPDIR
 # that says one system call was refused.
 FAKE = textwrap.dedent("""\
@@ -32,7 +33,10 @@ FAKE = textwrap.dedent("""\
              "CUB DeviceSelect::If": 0.120}}
     extra = {{}}
     if judge and {closer!r} not in sys.argv:
-        extra = {judge_extra!r}
+        extra = dict({judge_extra!r})
+    if judge and "--cold-copies" in sys.argv:
+        for name, us in {cold_extra!r}.items():
+            extra[name] = extra.get(name, 0) + us
     if not judge and os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS") == "1":
         extra = {direct_extra!r}
     with open(here.parent / "calls.jsonl", "a") as log:
@@ -65,12 +69,12 @@ class ProbeTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def fake(self, judge_extra: dict[str, float], closer: str = "--warm-copies",
-             direct_extra: dict[str, float] | None = None) -> None:
+    def fake(self, judge_extra: dict[str, float], closer: str = "--no-sandbox",
+             direct_extra: dict[str, float] | None = None, cold_extra: dict[str, float] | None = None) -> None:
         for name in ("compact_solution_bench", "compact_judge_bench"):
             path = self.build / "bin" / name
             path.write_text(FAKE.format(python=sys.executable, judge_extra=judge_extra, closer=closer,
-                                        direct_extra=direct_extra or {}))
+                                        direct_extra=direct_extra or {}, cold_extra=cold_extra or {}))
             os.chmod(path, 0o755)
 
     def main(self, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
@@ -85,45 +89,58 @@ class ProbeTest(unittest.TestCase):
     def test_each_setup_gets_its_command_line_and_environment(self):
         self.fake({})
         # An inherited queue setting must not leak into the set-ups that want the driver's default.
-        code, out = self.main("--plan", "D,D1,J,J0,Jw,Jn,Jp", env={"CUDA_DEVICE_MAX_CONNECTIONS": "4"})
+        code, out = self.main("--plan", "D,D1,J,J0,Jc,Jn,Jp", env={"CUDA_DEVICE_MAX_CONNECTIONS": "4"})
         self.assertEqual(code, 0, out)
         self.assertIn("CUDA_DEVICE_MAX_CONNECTIONS=4 in this environment is ignored", out)
-        d, d1, j, j0, jw, jn, jp = self.calls()
-        self.assertEqual([c["connections"] for c in (d, d1, j, j0, jw, jn, jp)],
+        d, d1, j, j0, jc, jn, jp = self.calls()
+        self.assertEqual([c["connections"] for c in (d, d1, j, j0, jc, jn, jp)],
                          [None, "1", "1", None, "1", "1", "1"])
         self.assertIn("--prime-workers", jp["argv"])
-        self.assertNotIn("--prime-workers", j["argv"] + jw["argv"] + d["argv"])
+        self.assertNotIn("--prime-workers", j["argv"] + jc["argv"] + d["argv"])
         self.assertEqual(d["tmpdir"], os.environ.get("TMPDIR"))  # a direct bench's is left alone
-        for call in (j, j0, jw, jn):
+        for call in (j, j0, jc, jn):
             self.assertTrue(call["tmpdir"].startswith(str(self.keep)), call)
             self.assertTrue(any(a.startswith("--impl=") for a in call["argv"]), call)
         for call in (d, d1):
             self.assertFalse(any(a.startswith("--impl=") for a in call["argv"]), call)
-        self.assertIn("--warm-copies", jw["argv"])
+        self.assertIn("--cold-copies", jc["argv"])
         self.assertIn("--no-sandbox", jn["argv"])
-        for call in (d, j, j0):
-            self.assertNotIn("--warm-copies", call["argv"])
+        for call in (d, j, j0):  # as graded: the judge warms the copy path by itself
+            self.assertNotIn("--cold-copies", call["argv"])
             self.assertNotIn("--no-sandbox", call["argv"])
         for call in (d, j):
             self.assertIn("--size=30000001", call["argv"])
             self.assertIn("--time-variants=single_pass,two_pass", call["argv"])
             self.assertIn("--graded-only", call["argv"])
-        self.assertTrue((self.keep / "5.Jw.json").is_file())
+        self.assertTrue((self.keep / "5.Jc.json").is_file())
 
     def test_a_switch_that_closes_the_gap_is_read_as_the_cause(self):
         self.fake({"single_pass": 6.0, "student": 2.5})
-        code, out = self.main("--plan", "D,J,Jw,Jn,D1")
+        code, out = self.main("--plan", "D,J,Jn,J0,D1")
         self.assertEqual(code, 0, out)
         single = next(line for line in out.splitlines() if " single_pass " in line)
-        # D's time, then J, Jw, Jn, D1 minus D (us).
+        # D's time, then J, Jn, J0, D1 minus D (us).
         self.assertIn("0.1090    +6.00    +0.00    +6.00    +0.00", single)
         two = next(line for line in out.splitlines() if " two_pass " in line)
         self.assertIn("+0.00    +0.00    +0.00    +0.00", two)
-        self.assertIn("Jw (judge bench, workers warm their copy path before each call): 0% of the gap left; "
-                      "closes the gap", out)
-        self.assertIn("Jn (judge bench, workers without their sandbox): 100% of the gap left; "
+        self.assertIn("Jn (judge bench, workers without their sandbox): 0% of the gap left; closes the gap", out)
+        self.assertIn("J0 (judge bench, the driver's default queues): 100% of the gap left; "
                       "changes nothing that matters", out)
         self.assertIn("D1 (direct bench, CUDA_DEVICE_MAX_CONNECTIONS=1): 0% of the gap reproduced", out)
+
+    def test_the_cold_setup_shows_what_the_warm_up_buys(self):
+        # Without the warm-up single_pass is 6 us slower; the judge as graded leaves 1.5 of them.
+        self.fake({"single_pass": 1.5}, cold_extra={"single_pass": 4.5})
+        code, out = self.main("--plan", "D,J,Jc")
+        self.assertEqual(code, 0, out)
+        single = next(line for line in out.splitlines() if " single_pass " in line)
+        self.assertIn("0.1090    +1.50    +6.00", single)
+        self.assertIn("Jc (judge bench, no copy warm-up before each call): the judge as graded leaves 25% of this "
+                      "gap; the fix works", out)
+        # A fix that does nothing: the judge as graded is as slow as without it.
+        self.fake({"single_pass": 6.0})
+        code, out = self.main("--plan", "D,J,Jc")
+        self.assertIn("leaves 100% of this gap; the fix changes nothing that matters", out)
 
     def test_a_direct_setup_that_reproduces_the_gap_is_read_as_the_cause(self):
         self.fake({"single_pass": 6.0}, direct_extra={"single_pass": 6.0})
@@ -154,23 +171,29 @@ class ProbeTest(unittest.TestCase):
         self.assertIn("nothing to compare", out)
 
     def test_plans_need_the_baselines_and_known_setups(self):
-        self.assertEqual(probe.parse_plan(" D, J ,Jw"), ["D", "J", "Jw"])
-        with self.assertRaisesRegex(ValueError, "unknown set-up X"):
-            probe.parse_plan("D,J,X")
+        self.assertEqual(probe.parse_plan(" D, J ,Jc"), ["D", "J", "Jc"])
+        self.assertEqual(probe.parse_plan(probe.DEFAULT_PLAN), ["D", "J", "Jc"] * 2)
+        with self.assertRaisesRegex(ValueError, "unknown set-up Jw"):  # the warm-up is J's own now
+            probe.parse_plan("D,J,Jw")
         with self.assertRaisesRegex(ValueError, "needs D and J"):
-            probe.parse_plan("D,Jw")
+            probe.parse_plan("D,Jc")
 
     def test_gap_shares(self):
         key, quiet = ("w", "a"), ("w", "b")
         times = {"D": {key: 0.100, quiet: 0.200}, "J": {key: 0.106, quiet: 0.2005},
-                 "Jw": {key: 0.1015, quiet: 0.2}, "D1": {key: 0.100, quiet: 0.2}}
+                 "Jn": {key: 0.1015, quiet: 0.2}, "D1": {key: 0.100, quiet: 0.2},
+                 "Jc": {key: 0.112, quiet: 0.2015}}
         shares = probe.gap_shares(times)
-        # Only the row with a gap of 2 us or more counts: Jw leaves 1.5 of its 6 us.
-        self.assertAlmostEqual(shares["Jw"], 0.25)
+        # Only the row with a gap of 2 us or more counts: Jn leaves 1.5 of J's 6 us.
+        self.assertAlmostEqual(shares["Jn"], 0.25)
         self.assertAlmostEqual(shares["D1"], 0.0)
-        self.assertIsNone(probe.gap_shares({"D": {key: 0.1}, "J": {key: 0.1}, "Jw": {key: 0.1}})["Jw"])
-        self.assertIn("no row shows the gap", probe.reading("Jw", None))
-        self.assertIn("closes part of it", probe.reading("Jw", 0.5))
+        # Jc, the other way round: J leaves 6 of Jc's 12 us (the quiet row's 1.5 us is no gap).
+        self.assertAlmostEqual(shares["Jc"], 0.5)
+        self.assertIsNone(probe.gap_shares({"D": {key: 0.1}, "J": {key: 0.1}, "Jn": {key: 0.1}})["Jn"])
+        self.assertIsNone(probe.gap_shares({"D": {key: 0.1}, "J": {key: 0.1}, "Jc": {key: 0.1}})["Jc"])
+        self.assertIn("no row shows the gap", probe.reading("Jn", None))
+        self.assertIn("closes part of it", probe.reading("Jn", 0.5))
+        self.assertIn("the fix closes part of it", probe.reading("Jc", 0.5))
 
 
 if __name__ == "__main__":

@@ -30,11 +30,13 @@ struct RemoteOptions {
   /// --launch-log=FILE: the student's worker records each call's kernel launches and the
   /// judge writes them to FILE, one JSON line per call (grader/CONTRACT.md, "Sanitizer runs").
   std::string launch_log;
-  /// --warm-copies (a diagnostic of the fairness tools, never the grader's): before each
-  /// timed call, ahead of its lead, each worker makes a small memset and a 4-byte
-  /// synchronous copy to the host of its own, untimed, as a direct bench's set-up does
-  /// in its own process before every call (grader/tests/fairness_probe.py says why).
-  bool warm_copies = false;
+  /// Before each timed call, ahead of its lead, each worker makes a small memset and a
+  /// 4-byte synchronous copy to the host of its own, outside its clock stamps, as a direct
+  /// bench's set-up does in its own process before every call: the call's own copies then
+  /// find the copy path as they do in the student's bench (grader/tests/fairness_probe.py
+  /// says why). --cold-copies (a diagnostic of the fairness tools, never the grader's)
+  /// turns it off.
+  bool warm_copies = true;
   /// --prime-workers (a diagnostic of the fairness tools, never the grader's): before the
   /// set-up of each timed call, the bench readies the call's worker with an untimed,
   /// uncounted request (Remote::prime), outside the judge's clock.
@@ -51,7 +53,7 @@ struct RemoteOptionSpec {
   void (*apply)(RemoteOptions& options, const std::string& value);
 };
 
-/// --impl, --worker, --call-timeout, --no-sandbox, --exact-bounds, --launch-log, --warm-copies and
+/// --impl, --worker, --call-timeout, --no-sandbox, --exact-bounds, --launch-log, --cold-copies and
 /// --prime-workers.
 const std::vector<RemoteOptionSpec>& remote_option_table();
 

@@ -401,7 +401,6 @@ class Worker {
     if (m_options.exact_bounds) args.emplace_back("--exact-bounds");
     if (!m_options.launch_log.empty()) args.emplace_back("--record-launches");
     if (m_options.warm_copies) args.emplace_back("--warm-copies");  // unless --cold-copies (RemoteOptions)
-    if (m_options.prime_workers) args.emplace_back("--prime");       // a diagnostic (RemoteOptions)
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -541,7 +540,6 @@ class Worker {
       case wire::Op::Hello: return "the worker's start-up";
       case wire::Op::Load: return "loading the implementation library";
       case wire::Op::Noop: return "an empty request";
-      case wire::Op::Prime: return "readying the worker for a timed call";
       case wire::Op::Quit: return "the worker's exit";
       case wire::Op::Call: break;
     }
@@ -671,17 +669,6 @@ class JudgeRemote final : public Remote {
     wire::Reply reply;
     forward_to(reference ? m_reference : m_student, request, reply);
   }
-  void prime(bool reference) override {
-    Worker& w = reference ? m_reference : m_student;
-    if (!m_options.prime_workers) return;  // a diagnostic, off unless asked for
-    if (!w.configured()) return;           // nothing to ready: the call itself will say why it cannot run
-    wire::Request request{};
-    request.op = wire::Op::Prime;  // never timed, never counted in a sample
-    wire::Reply reply;
-    LAB_CUDA_CHECK(cudaDeviceSynchronize());
-    w.call(request, reply, false, m_options.call_timeout_s);  // the worker synchronised: no fence
-    check_reply(w, reply);
-  }
   void set_boundary(bool reference, double gap_ms, double bound_ms) override {
     (reference ? m_reference : m_student).gap_ms = gap_ms;
     (reference ? m_reference : m_student).bound_ms = bound_ms;
@@ -784,8 +771,6 @@ class JudgeRemote final : public Remote {
     w.call(*request, reply, m_timing, m_options.call_timeout_s);
     if (m_timing) {
       m_stamped_ms.push_back(reply.elapsed_ms);
-      const int worker = &w == &m_reference ? 1 : 0;
-      m_sample.worker = m_sample.calls == 0 || m_sample.worker == worker ? worker : -1;
       ++m_sample.calls;
       m_sample.bound_ms += w.bound_ms;
       m_sample.gap_ms += w.gap_ms;

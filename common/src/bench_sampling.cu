@@ -132,7 +132,6 @@ CallTimes time_call(CandidateResult& r, Remote* remote, bool timed, cudaEvent_t 
   times.forwarded = remote != nullptr ? remote->end_sample() : RemoteSample{};
   if (times.forwarded.calls > 0) {
     r.remote = true;
-    r.worker = times.forwarded.worker;
     remote->hold_gpu();
     LAB_CUDA_CHECK(cudaEventSynchronize(stop));
   } else {
@@ -189,12 +188,6 @@ Sample sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>
   Sample s;
   const bool guarded = !r.c.unchecked;
   try {
-    // A timed call forwarded to a worker: with --prime-workers (a diagnostic), that worker
-    // is readied first, so that every candidate's call follows the same steps (its
-    // worker's last work, then the judge's set-up), the first of a round too
-    // (Remote::prime; a no-op otherwise). Before the set-up, so the worker learns nothing
-    // of the call's fresh inputs any sooner.
-    if (timed && remote != nullptr && r.remote && r.worker >= 0) remote->prime(r.worker == 1);
     set_up_call(w, flush, remote, timed, pick, guarded);
     cudaEvent_t start, stop;
     LAB_CUDA_CHECK(cudaEventCreate(&start));

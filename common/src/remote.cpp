@@ -89,9 +89,6 @@ const std::vector<RemoteOptionSpec>& remote_option_table() {
       {"--cold-copies", nullptr,
        "diagnostic: the workers do not warm their copy path before each timed call (the fairness probe)",
        [](RemoteOptions& o, const std::string&) { o.warm_copies = false; }},
-      {"--prime-workers", nullptr,
-       "diagnostic: before each timed call's set-up the bench readies the call's worker, untimed (the fairness probe)",
-       [](RemoteOptions& o, const std::string&) { o.prime_workers = true; }},
   };
   return table;
 }

@@ -280,28 +280,22 @@ TEST(Cli, RefusesJudgeOptionsOutsideJudgePrograms) {
               "prog: error: --impl is an option of the grader's judge programs \\(prog_judge\\)");
 }
 
-// The diagnostics of the fairness probe, --cold-copies and --prime-workers, are flags of
-// the judge programs only: each turns its RemoteOptions field from the judge's default to
-// the diagnostic's value (the judge turns the field into the workers' flag), and a
+// --cold-copies (a diagnostic of the fairness probe) is a flag of the judge programs only:
+// the judge warms its workers' copy path before timed calls unless given it (it clears
+// RemoteOptions::warm_copies, which the judge turns into the workers' flag), and a
 // student's own bench refuses it.
-void expect_judge_only_flag(const std::string& name, bool RemoteOptions::*field, bool judge_default) {
+TEST(Cli, ColdCopiesIsAJudgeOnlyFlag) {
   const auto& table = remote_option_table();
-  const auto spec =
-      std::find_if(table.begin(), table.end(), [&](const RemoteOptionSpec& r) { return std::string(r.name) == name; });
-  ASSERT_NE(spec, table.end()) << name;
+  const auto spec = std::find_if(table.begin(), table.end(),
+                                 [](const RemoteOptionSpec& r) { return std::string(r.name) == "--cold-copies"; });
+  ASSERT_NE(spec, table.end());
   EXPECT_EQ(spec->value, nullptr);
   RemoteOptions options;
-  EXPECT_EQ(options.*field, judge_default);
+  EXPECT_TRUE(options.warm_copies);
   spec->apply(options, "");
-  EXPECT_EQ(options.*field, !judge_default);
-  EXPECT_EXIT(parse_args({name}), ::testing::ExitedWithCode(2),
-              "prog: error: " + name + " is an option of the grader's judge programs");
-}
-
-// The judge warms its workers' copy path before timed calls unless told otherwise.
-TEST(Cli, ColdCopiesIsAJudgeOnlyFlag) { expect_judge_only_flag("--cold-copies", &RemoteOptions::warm_copies, true); }
-TEST(Cli, PrimeWorkersIsAJudgeOnlyFlag) {
-  expect_judge_only_flag("--prime-workers", &RemoteOptions::prime_workers, false);
+  EXPECT_FALSE(options.warm_copies);
+  EXPECT_EXIT(parse_args({"--cold-copies"}), ::testing::ExitedWithCode(2),
+              "prog: error: --cold-copies is an option of the grader's judge programs");
 }
 
 // --help lists each option with its value's name; judge options only when asked.

@@ -415,8 +415,8 @@ LaunchByStub next_launch_cooperative() {
 
 __global__ void labkit_noop_kernel() {}
 
-// The worker's own device memory for Op::Prime and --warm-copies (made before the sandbox
-// closes), and whether --warm-copies asked for a warm-up inside each timed call.
+// --warm-copies: the worker's own device memory for the warm-up (made before the sandbox
+// closes), and whether to warm up at all.
 struct CopyWarmup {
   bool enabled = false;
   void* device = nullptr;
@@ -562,7 +562,6 @@ struct Args {
   bool exact_bounds = false;     // the sanitizer's runs: arguments of exactly their extent
   bool record_launches = false;  // send each call's kernel launches with the reply
   bool warm_copies = false;      // warm the copy path before each timed call (the judge asks for it)
-  bool prime = false;            // a diagnostic: the judge sends Op::Prime before timed calls' set-up
 };
 
 Args parse(int argc, char** argv) {
@@ -583,7 +582,6 @@ Args parse(int argc, char** argv) {
     else if (arg == "--exact-bounds") a.exact_bounds = true;
     else if (arg == "--record-launches") a.record_launches = true;
     else if (arg == "--warm-copies") a.warm_copies = true;
-    else if (arg == "--prime") a.prime = true;
     else {
       std::fprintf(stderr,
                    "labkit worker: unknown argument '%s'. This program is started by the grader's judge programs "
@@ -744,10 +742,9 @@ std::string start_gpu(const Args& args, std::string startup_error) {
     }
   }
   if (status == cudaSuccess) warm_streams();
-  // The worker's own memory for --warm-copies and --prime (a diagnostic), made before the sandbox closes.
-  if (status == cudaSuccess && (args.warm_copies || args.prime)) {
+  if (status == cudaSuccess && args.warm_copies) {
     status = cudaMalloc(&copy_warmup().device, kWarmupMemsetBytes);
-    copy_warmup().enabled = status == cudaSuccess && args.warm_copies;
+    copy_warmup().enabled = status == cudaSuccess;
   }
   exact_call().enabled = args.exact_bounds;
   launch_record().enabled = args.record_launches;
@@ -838,24 +835,6 @@ void serve_noop(wire::Reply& reply) {
   close_unused_mappings();
 }
 
-// Op::Prime: untimed, before the set-up of a timed call (Remote::prime): a memset and a
-// synchronous 4-byte copy on the worker's own memory (compact's calls start and end with
-// such operations) and an empty kernel, so that the call is not the first use of this
-// process's context and copy path since the other worker's turn.
-void serve_prime(wire::Reply& reply) {
-  launch_record().active = false;  // the worker's own work: never reported
-  void* device = copy_warmup().device;
-  int host = 0;
-  cudaError_t status = device == nullptr ? cudaSuccess : cudaMemsetAsync(device, 0, kWarmupMemsetBytes, nullptr);
-  if (status == cudaSuccess && device != nullptr) {
-    status = cudaMemcpy(&host, device, sizeof host, cudaMemcpyDeviceToHost);
-  }
-  if (status == cudaSuccess) labkit_noop_kernel<<<1, 1>>>();
-  finish_gpu_work(reply, "the worker's own preparation for a timed call");
-  // The mappings of the judge's buffers stay open: the next call uses them (closing them
-  // here would make it open them again, inside the judge's clock).
-}
-
 int worker_main(int argc, char** argv) {
   const Args args = parse(argc, argv);
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -880,7 +859,6 @@ int worker_main(int argc, char** argv) {
     report += args.warm_copies ? "copy warm-up before each timed call: off (its memory could not be allocated)\n"
                                : "copy warm-up before each timed call: off (the judge's --cold-copies, a diagnostic)\n";
   }
-  if (args.prime) report += "readied before each timed call's set-up: on (--prime-workers, a diagnostic)\n";
 
   const VariantRegistry* registry = nullptr;
   std::uint32_t seen = 0;
@@ -905,10 +883,6 @@ int worker_main(int argc, char** argv) {
         break;
       case wire::Op::Call:
         serve_call(registry, request, reply);
-        exit_after_reply = reply.status == wire::Status::Fault;
-        break;
-      case wire::Op::Prime:
-        serve_prime(reply);
         exit_after_reply = reply.status == wire::Status::Fault;
         break;
       case wire::Op::Noop:

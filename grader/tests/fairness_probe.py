@@ -23,11 +23,6 @@ without the warm-up to show what it buys on the GPU at hand:
     Jc  J with --cold-copies: no warm-up (how the grader timed before the probe found
         the cause)
     Jn  J with --no-sandbox: no seccomp, Landlock or dropped capabilities in the workers
-    Jp  J with --prime-workers: before each timed call's set-up the bench sends the call's
-        worker an untimed request (a memset, a 4-byte copy to the host and an empty
-        kernel), outside the judge's clock. In J the candidate timed first in each round
-        (the student's) meets a worker last used a round ago; the others follow a call of
-        their own worker. On an H100 that first call costs 10-25 us more at the boundary.
 
     python3 -m grader.tests.fairness_probe --build-dir build/dev [--keep DIR] [--plan D,J,...]
 
@@ -36,10 +31,12 @@ ints (--graded-only --size 30000001 --time-variants single_pass,two_pass: the st
 default, single_pass_vec; single_pass; two_pass; the reference, three_pass; the same as
 ref: in the reference's worker; CUB and a device-to-device copy, which run in the
 judge's own process), sampling 1 s per run: six runs of 2-4 s each. Before the judge
-warmed the copy path (J then was today's Jc), Jn, D1, J0 and Jp changed nothing that
-mattered on an H100 and an H200, and the warm-up left 3% of the gap on an H100 and 34%
-on an H200, at the price of some more boundary cost on the H100 (the warm-up runs inside
-the judge's clock, though outside the stamps).
+warmed the copy path (J then was today's Jc), Jn, D1 and J0 changed nothing that
+mattered on an H100 and an H200; an untimed request that readied each call's worker
+before the judge's set-up (since removed) closed half of the gap on an H100 and none on
+an H200, since the judge's own set-up came between; and the warm-up left 3% of the gap
+on an H100 and 34% on an H200, at the price of some more boundary cost on the H100 (the
+warm-up runs inside the judge's clock, though outside the stamps).
 
 How to read it. The rows whose J column is 2 us or more (the gap) are summed up at the
 end, per set-up, as the share of the gap that is left (judge set-ups) or reproduced (D1).
@@ -95,7 +92,6 @@ SETUPS = {s.label: s for s in [
     Setup("J0", True, 0, (), "judge bench, the driver's default queues"),
     Setup("Jc", True, 1, ("--cold-copies",), "judge bench, no copy warm-up before each call", undoes_fix=True),
     Setup("Jn", True, 1, ("--no-sandbox",), "judge bench, workers without their sandbox"),
-    Setup("Jp", True, 1, ("--prime-workers",), "judge bench, each call's worker readied before its set-up"),
 ]}
 DEFAULT_PLAN = "D,J,Jc,D,J,Jc"
 GAP_US = 2.0  # a row whose J differs from D by this much or more shows the gap

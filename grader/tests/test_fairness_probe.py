@@ -89,14 +89,12 @@ class ProbeTest(unittest.TestCase):
     def test_each_setup_gets_its_command_line_and_environment(self):
         self.fake({})
         # An inherited queue setting must not leak into the set-ups that want the driver's default.
-        code, out = self.main("--plan", "D,D1,J,J0,Jc,Jn,Jp", env={"CUDA_DEVICE_MAX_CONNECTIONS": "4"})
+        code, out = self.main("--plan", "D,D1,J,J0,Jc,Jn", env={"CUDA_DEVICE_MAX_CONNECTIONS": "4"})
         self.assertEqual(code, 0, out)
         self.assertIn("CUDA_DEVICE_MAX_CONNECTIONS=4 in this environment is ignored", out)
-        d, d1, j, j0, jc, jn, jp = self.calls()
-        self.assertEqual([c["connections"] for c in (d, d1, j, j0, jc, jn, jp)],
-                         [None, "1", "1", None, "1", "1", "1"])
-        self.assertIn("--prime-workers", jp["argv"])
-        self.assertNotIn("--prime-workers", j["argv"] + jc["argv"] + d["argv"])
+        d, d1, j, j0, jc, jn = self.calls()
+        self.assertEqual([c["connections"] for c in (d, d1, j, j0, jc, jn)],
+                         [None, "1", "1", None, "1", "1"])
         self.assertEqual(d["tmpdir"], os.environ.get("TMPDIR"))  # a direct bench's is left alone
         for call in (j, j0, jc, jn):
             self.assertTrue(call["tmpdir"].startswith(str(self.keep)), call)

@@ -172,7 +172,6 @@ struct CandidateResult {
   std::string first_failure{};    ///< first check or runtime failure
   bool failed = false;            ///< stopped after an exception
   bool remote = false;            ///< ran in a worker process (judge programs)
-  int worker = -1;                ///< which: 0 the student's, 1 the reference's (-1 unknown or both)
   double spent_s = 0;             ///< accumulated time
   Summary s{};
 };

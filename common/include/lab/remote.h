@@ -37,10 +37,6 @@ struct RemoteOptions {
   /// says why). --cold-copies (a diagnostic of the fairness tools, never the grader's)
   /// turns it off.
   bool warm_copies = true;
-  /// --prime-workers (a diagnostic of the fairness tools, never the grader's): before the
-  /// set-up of each timed call, the bench readies the call's worker with an untimed,
-  /// uncounted request (Remote::prime), outside the judge's clock.
-  bool prime_workers = false;
 };
 
 /// One of the judge programs' own options. The test main and the bench both read this
@@ -53,8 +49,7 @@ struct RemoteOptionSpec {
   void (*apply)(RemoteOptions& options, const std::string& value);
 };
 
-/// --impl, --worker, --call-timeout, --no-sandbox, --exact-bounds, --launch-log, --cold-copies and
-/// --prime-workers.
+/// --impl, --worker, --call-timeout, --no-sandbox, --exact-bounds, --launch-log and --cold-copies.
 const std::vector<RemoteOptionSpec>& remote_option_table();
 
 /// The calls one timed sample forwarded to workers.
@@ -62,7 +57,6 @@ struct RemoteSample {
   int calls = 0;          ///< calls forwarded during the sample
   double bound_ms = 0.0;  ///< the most their boundary may cost (calibrated), summed over the calls
   double gap_ms = 0.0;    ///< what their boundary costs as a rule (the calibration's median), summed
-  int worker = -1;        ///< where they went: 0 the student's worker, 1 the reference's, -1 none or both
 };
 
 /// The workers' clock stamps of the calls of one sample: their events' elapsed times.
@@ -98,13 +92,6 @@ class Remote {
   virtual void hold_gpu() = 0;
   /// Sends one empty request to the worker of `reference` or of the student: the boundary's own cost.
   virtual void noop(bool reference) = 0;
-  /// With --prime-workers (a diagnostic), readies the worker of `reference` or of the
-  /// student for a timed call, untimed and uncounted; else does nothing. The bench calls it
-  /// before each timed call's set-up. The question it answers: does the first call of a
-  /// worker after the other worker's turn (the candidate timed first in each round) meet
-  /// a colder process (its copy path and its context last used a round ago) than the
-  /// calls after it, in its time and at the boundary?
-  virtual void prime(bool reference) = 0;
   /// Records what a call to one worker costs at the boundary beyond its stamped time, as a
   /// rule (`gap_ms`) and at most (`bound_ms`), both calibrated with empty requests.
   virtual void set_boundary(bool reference, double gap_ms, double bound_ms) = 0;

@@ -47,10 +47,6 @@ enum class Op : std::uint32_t {
   Call = 3,   ///< call one variant of one interface function
   Noop = 4,   ///< launch one empty kernel and synchronise (the boundary's own cost)
   Quit = 5,   ///< exit
-  /// untimed, before a timed call's set-up (--prime-workers, a diagnostic): a memset, a
-  /// 4-byte copy to the host and an empty kernel, so that the call finds the worker as a
-  /// call right after another does
-  Prime = 6,
 };
 
 /// How a request ended.

@@ -67,7 +67,7 @@ BUILTIN_RULES: dict[str, tuple[str, str]] = {
     "environment": (r"\b(?:getenv|secure_getenv|setenv|putenv|unsetenv|clearenv)\s*\(|\benviron\b",
                     "the implementation may not read or change the environment"),
     "processes": (r"\b(?:system|popen|fork|vfork|execl|execlp|execle|execv|execvp|execvpe|kill|raise)\s*\("
-                  r"|\bposix_spawn\w*", "the implementation may not start or signal processes"),
+                  r"|\bposix_spawn\w*", "the implementation may not start processes, nor send or handle signals"),
     "dynamic_loading": (r"\b(?:dlopen|dlmopen|dlsym|dlvsym)\s*\(",
                         "loading libraries at run time (such as the reference) is not allowed"),
     # The grader reads which kernels each lecture step launches from the records that

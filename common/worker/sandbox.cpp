@@ -63,7 +63,11 @@ class Filter {
     load_nr();
   }
   void load_nr() { emit(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)); }
+  // The low 32 bits of argument i (little-endian: the first word of its 64), and the high ones.
   void load_arg(int i) { emit(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args) + 8 * i)); }
+  void load_arg_high(int i) {
+    emit(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args) + 8 * i + 4));
+  }
   void ret(unsigned action) { emit(BPF_RET | BPF_K, action); }
   void jump(unsigned op, unsigned k, unsigned char jt, unsigned char jf) {
     m_code.push_back(sock_filter{static_cast<unsigned short>(BPF_JMP | op | BPF_K), jt, jf, k});
@@ -78,6 +82,18 @@ class Filter {
     jump(BPF_JEQ, static_cast<unsigned>(nr), 0, 3);
     load_arg(i);
     jump(BPF_JSET, mask, 0, 1);
+    ret(SECCOMP_RET_TRAP);
+    load_nr();
+  }
+  /// Refuses `nr` when arg `i`, a pointer, is not null (both of its 32-bit halves are
+  /// read: an address whose low half is 0 is not null).
+  void refuse_when_not_null(long nr, int i) {
+    jump(BPF_JEQ, static_cast<unsigned>(nr), 0, 6);
+    load_arg(i);
+    jump(BPF_JEQ, 0, 1, 0);
+    ret(SECCOMP_RET_TRAP);
+    load_arg_high(i);
+    jump(BPF_JEQ, 0, 1, 0);
     ret(SECCOMP_RET_TRAP);
     load_nr();
   }
@@ -174,6 +190,12 @@ bool install_stage_two() {
   f.jump(BPF_JEQ, SYS_clone3, 0, 1);
   f.ret(SECCOMP_RET_ERRNO | ENOSYS);
   f.refuse_when_set(SYS_mmap, 2, PROT_EXEC);
+  // No new signal handlers (asking for the current one, a null new action, is fine). A
+  // handler is code that runs when the signal comes, not when the judge calls: armed with a
+  // timer, it would run between calls, while the worker waits for the next request or the
+  // other worker's call is timed, as a thread would (refused above). The worker's own
+  // handlers are set before the library is loaded.
+  f.refuse_when_not_null(SYS_rt_sigaction, 1);
   return f.install();
 }
 
@@ -328,8 +350,9 @@ std::string sandbox_before_load(const SandboxPlan& plan) {
 }
 
 std::string sandbox_after_load() {
-  return install_stage_two() ? "seccomp stage two: on (no new threads, no new executable memory)\n"
-                             : "seccomp stage two: could not be installed\n";
+  return install_stage_two()
+             ? "seccomp stage two: on (no new threads, no new executable memory, no new signal handlers)\n"
+             : "seccomp stage two: could not be installed\n";
 }
 
 }  // namespace lab::judge

@@ -9,7 +9,9 @@
 //  - seccomp: no new processes (threads only), no exec, no sockets, no ptrace or other
 //    processes' memory, no io_uring, bpf or perf, no files opened for writing, no file
 //    system changes, no executable memory that is not a library file, signals to itself only.
-// After the library is loaded: no new threads and no new executable memory at all.
+// After the library is loaded: no new threads, no new executable memory at all, and no
+// new signal handlers (with a timer, a handler would run the implementation's code between
+// the judge's calls, as a thread would).
 // A refused system call fails with EPERM and is logged to the worker's log.
 #pragma once
 

@@ -17,7 +17,11 @@
 //    before and just after the call, exactly where a direct bench records its own, and
 //    whose elapsed time it sends back with its reply.
 // The stamps' time is the call's time when the judge's clock agrees: it may exceed the
-// stamps by no more than the boundary's cost as calibrated with empty requests.
+// stamps by no more than the boundary's cost as calibrated with empty requests. That cost
+// is calibrated twice, and each call held to the one for what the judge forwarded just
+// before it: a call after the same worker's, and the first a worker serves after the other
+// worker's calls (each round of a workload starts each worker so), which costs some
+// microseconds more, as that worker's context comes back to the GPU.
 // Otherwise the sample is flagged and timed by the judge's clock minus that bound, so
 // that forged stamps gain at most the calibration's spread.
 //
@@ -281,8 +285,12 @@ class Worker {
   const std::vector<wire::VariantInfo>& variants() const { return m_variants; }
   const std::string& report() const { return m_report; }
   int starts() const { return m_starts; }
-  double bound_ms = 0.0;  // the most a call may cost at the boundary beyond its stamps
-  double gap_ms = 0.0;    // what it costs as a rule (the calibration's median)
+  // What a call costs at the boundary beyond its stamps, as a rule (the calibration's
+  // median) and at most: after this worker's own call, and after the other worker's.
+  struct Cost {
+    double gap_ms = 0.0, bound_ms = 0.0;
+  };
+  Cost after_own, after_other;
 
   void set_hot(bool on) {
     m_hot = on;
@@ -669,9 +677,9 @@ class JudgeRemote final : public Remote {
     wire::Reply reply;
     forward_to(reference ? m_reference : m_student, request, reply);
   }
-  void set_boundary(bool reference, double gap_ms, double bound_ms) override {
-    (reference ? m_reference : m_student).gap_ms = gap_ms;
-    (reference ? m_reference : m_student).bound_ms = bound_ms;
+  void set_boundary(bool reference, bool after_other, double gap_ms, double bound_ms) override {
+    Worker& w = reference ? m_reference : m_student;
+    (after_other ? w.after_other : w.after_own) = {gap_ms, bound_ms};
   }
   void* allocate_host(std::size_t bytes) override { return host_arena().allocate(bytes); }
   void free_host(void* pointer) noexcept override { host_arena().release(pointer); }
@@ -768,12 +776,16 @@ class JudgeRemote final : public Remote {
     // The judge's own work on the buffers (uploads, poisoning) must be complete before
     // another process touches them.
     LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    // The first call a worker serves after the other worker's costs more at the boundary
+    // (its context comes back to the GPU): it is held to the figures calibrated that way.
+    const Worker::Cost& cost = m_last_served == &w ? w.after_own : w.after_other;
+    m_last_served = &w;
     w.call(*request, reply, m_timing, m_options.call_timeout_s);
     if (m_timing) {
       m_stamped_ms.push_back(reply.elapsed_ms);
       ++m_sample.calls;
-      m_sample.bound_ms += w.bound_ms;
-      m_sample.gap_ms += w.gap_ms;
+      m_sample.bound_ms += cost.bound_ms;
+      m_sample.gap_ms += cost.gap_ms;
     }
     check_reply(w, reply);
   }
@@ -794,6 +806,7 @@ class JudgeRemote final : public Remote {
   std::FILE* m_launch_log = nullptr;
   long m_logged_calls = 0;
   Worker m_student{"student"}, m_reference{"reference"};
+  const Worker* m_last_served = nullptr;  // the worker the last forwarded call went to
   VariantRegistry m_reference_registry;
   bool m_timing = false;
   RemoteSample m_sample;

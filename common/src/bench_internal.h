@@ -52,8 +52,9 @@ void sample_workload(Workload& w, WorkloadResult& out, const Options& o, DeviceB
 // ---- bench_boundary.cu ----
 
 /// Calibrates the boundary of the student's worker and, when `with_reference`, of the
-/// reference's (judge programs), with `samples` empty requests each; tells `remote` the
-/// figures and prints them. Throws std::runtime_error when a worker cannot be calibrated.
+/// reference's (judge programs), with `samples` empty requests each, split between a call
+/// after the worker's own and one after the other worker's; tells `remote` the figures
+/// and prints them. Throws std::runtime_error when a worker cannot be calibrated.
 void calibrate_boundaries(Remote& remote, bool with_reference, DeviceBuffer<unsigned char>& flush, int samples,
                           Boundary& student, Boundary& reference);
 

@@ -293,10 +293,17 @@ std::string answer_lines_json(const std::vector<AnswerLine>& lines) {
 
 namespace {
 
+// One calibration's figures, without the closing brace.
+std::string gap_json(const Summary& gap, double bound_ms) {
+  return "{\"median_ms\": " + json_number(gap.median) + ", \"q1_ms\": " + json_number(gap.q1) +
+         ", \"q3_ms\": " + json_number(gap.q3) + ", \"bound_ms\": " + json_number(bound_ms) +
+         ", \"samples\": " + std::to_string(gap.count);
+}
+
+// A worker's boundary: after its own call, and (`after_other`) after the other worker's.
 std::string boundary_json(const Boundary& b) {
-  return "{\"median_ms\": " + json_number(b.gap.median) + ", \"q1_ms\": " + json_number(b.gap.q1) +
-         ", \"q3_ms\": " + json_number(b.gap.q3) + ", \"bound_ms\": " + json_number(b.bound_ms) +
-         ", \"samples\": " + std::to_string(b.gap.count) + "}";
+  return gap_json(b.gap, b.bound_ms) + ", \"after_other\": " + gap_json(b.gap_after_other, b.bound_after_other_ms) +
+         "}}";
 }
 
 // The run's settings: options, device, reference and judge.

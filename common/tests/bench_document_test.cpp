@@ -33,7 +33,10 @@ std::string former_json(const BenchDocument& d) {
   auto boundary = [](const Boundary& b) {
     return "{\"median_ms\": " + json_number(b.gap.median) + ", \"q1_ms\": " + json_number(b.gap.q1) +
            ", \"q3_ms\": " + json_number(b.gap.q3) + ", \"bound_ms\": " + json_number(b.bound_ms) +
-           ", \"samples\": " + std::to_string(b.gap.count) + "}";
+           ", \"samples\": " + std::to_string(b.gap.count) + ", \"after_other\": {\"median_ms\": " +
+           json_number(b.gap_after_other.median) + ", \"q1_ms\": " + json_number(b.gap_after_other.q1) +
+           ", \"q3_ms\": " + json_number(b.gap_after_other.q3) + ", \"bound_ms\": " +
+           json_number(b.bound_after_other_ms) + ", \"samples\": " + std::to_string(b.gap_after_other.count) + "}}";
   };
   std::ostringstream out;
   out << "{\"schema\": \"labkit-bench\", \"version\": 1, \"status\": \"ok\", \"lab\": " << json_string(d.lab)
@@ -102,6 +105,8 @@ BenchDocument sample_document(bool judge) {
   d.judge = judge;
   d.student_boundary.gap = summarize({0.011, 0.012, 0.0125, 0.02});
   d.student_boundary.bound_ms = 0.031;
+  d.student_boundary.gap_after_other = summarize({0.03, 0.034, 0.036});
+  d.student_boundary.bound_after_other_ms = 0.056;
   d.reference_boundary.gap = summarize({0.01});
   d.reference_boundary.bound_ms = 0.03;
   d.workers = "student: worker 1234\nreference: worker 1235\n";

@@ -20,10 +20,14 @@ inline constexpr int kBenchSchemaVersion = 1;
 
 /// The boundary of one worker of a judge program, measured with empty requests: the
 /// judge's clock minus the worker's stamps (the "gap"), and the bound a real call's gap
-/// may reach.
+/// may reach; each twice, for a call that follows the same worker's call and for one that
+/// follows the other worker's (the first a worker serves in each round of a workload: its
+/// context comes back to the GPU after the other's, which costs microseconds more).
 struct Boundary {
   Summary gap;
   double bound_ms = 0;
+  Summary gap_after_other;
+  double bound_after_other_ms = 0;
 };
 
 /// Everything the bench's JSON document says.

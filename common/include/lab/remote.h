@@ -93,8 +93,10 @@ class Remote {
   /// Sends one empty request to the worker of `reference` or of the student: the boundary's own cost.
   virtual void noop(bool reference) = 0;
   /// Records what a call to one worker costs at the boundary beyond its stamped time, as a
-  /// rule (`gap_ms`) and at most (`bound_ms`), both calibrated with empty requests.
-  virtual void set_boundary(bool reference, double gap_ms, double bound_ms) = 0;
+  /// rule (`gap_ms`) and at most (`bound_ms`), both calibrated with empty requests: for a
+  /// call that follows the other worker's call (`after_other`) or the same worker's. Each
+  /// forwarded call is held to the figures for what the judge forwarded just before it.
+  virtual void set_boundary(bool reference, bool after_other, double gap_ms, double bound_ms) = 0;
   /// Lines for the report: the sandbox in force in each worker, restarts.
   virtual std::string describe() const = 0;
   /// Host memory the workers can read and write (lab::HostBuffer's storage in a judge

@@ -60,6 +60,7 @@ import time
 from pathlib import Path
 
 from grader import manifest
+from grader.instructor import cores
 from grader.tests import onefile
 
 KIT = Path(__file__).resolve().parents[2]
@@ -161,7 +162,35 @@ def parse_spec(spec: str) -> tuple[str, int]:
     return devices, int(per or 1)
 
 
-def run_batch(out: Path, roster: Path, labs: list[str], gpus: str, grader_args: list[str]) -> dict:
+STAGES = ("files", "build", "tests", "timing")  # a report's "seconds", in the grader's order
+
+
+def stage_seconds(grades: Path, students: list[str]) -> dict[str, dict[str, float]]:
+    """Where the grading of `students` went, per GPU, summed over them: the grader process's
+    seconds (batch's status: what "busy" adds up) and its stages' (the report's "seconds":
+    files, build, tests, timing). Comparing a GPU set's figures with one GPU's shows which
+    stage grows where graders share the host. Students without a report or a status are left out."""
+    per_gpu: dict[str, dict[str, float]] = {}
+    for student in students:
+        try:
+            status = json.loads((grades / "status" / f"{student}.json").read_text())
+            report = json.loads((grades / "reports" / f"{student}.json").read_text())
+        except (OSError, ValueError):
+            continue
+        seconds = report.get("seconds") if isinstance(report, dict) else None
+        if not isinstance(status, dict) or not isinstance(seconds, dict) or not status.get("seconds"):
+            continue
+        one = per_gpu.setdefault(str(status.get("gpu")), {"students": 0, "grader_s": 0.0, **dict.fromkeys(STAGES, 0.0)})
+        one["students"] += 1
+        one["grader_s"] += float(status["seconds"])
+        for stage in STAGES:
+            value = seconds.get(stage)
+            one[stage] += float(value) if isinstance(value, (int, float)) else 0.0
+    return per_gpu
+
+
+def run_batch(out: Path, roster: Path, labs: list[str], gpus: str, grader_args: list[str],
+              students: list[str] | None = None) -> dict:
     """One `batch` run over `roster` in out/grades (the kit build there is reused); returns
     its figures from batch's timing.json, with the exit status and the wall time seen here.
     `gpus` is a --gpus value (parse_spec): with :N, batch runs N graders per GPU (--jobs),
@@ -187,7 +216,7 @@ def run_batch(out: Path, roster: Path, labs: list[str], gpus: str, grader_args: 
             "students": timing.get("students", 0), "kit_s": timing.get("kit_s"),
             "grading_s": timing.get("grading_s"), "per_gpu": timing.get("per_gpu", []),
             "used_gpus": timing.get("gpus", []), "builders": timing.get("builders"),
-            "compiles": timing.get("compiles")}
+            "compiles": timing.get("compiles"), "stages": stage_seconds(grades, students or [])}
 
 
 def keep_run(out: Path, index: int, gpus: str) -> Path:
@@ -289,6 +318,60 @@ def table(rows: list[dict], labs: int) -> str:
     return "\n".join(lines)
 
 
+def host_line() -> str:
+    """The host as the graders share it: its cores (and how many hardware threads share one),
+    and how long one nvidia-smi query takes (the grader asks it a few times per lab)."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        count = os.cpu_count() or 0
+    try:
+        siblings = Path("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list").read_text().strip()
+        per_core = f", {len(cores.parse_cpulist(siblings))} hardware threads per core"
+    except OSError:
+        per_core = ""
+    smi = shutil.which("nvidia-smi")
+    query = "nvidia-smi: not found"
+    if smi:
+        start = time.monotonic()
+        try:
+            subprocess.run([smi, "--query-gpu=index,uuid", "--format=csv,noheader"], capture_output=True, timeout=30)
+            query = f"one nvidia-smi query: {1000 * (time.monotonic() - start):.0f} ms"
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            query = f"nvidia-smi: {exc}"
+    return f"host: {count} cores{per_core}; {query}"
+
+
+def stage_table(by_spec: dict[str, list[dict]]) -> str:
+    """Seconds per student, per GPU set and GPU: the grader process, its stages, and the rest
+    of it (the process's start, its checks of the build, scoring and the report), from the
+    parts' stage_seconds."""
+    lines = [f"{'GPUs':>6} {'GPU':>4} {'students':>8} {'grader s/st':>11} "
+             + " ".join(f"{stage + ' s/st':>{max(8, len(stage) + 5)}}" for stage in STAGES) + f" {'rest s/st':>9}"]
+    for spec, parts in by_spec.items():
+        summed: dict[str, dict[str, float]] = {}
+        for part in parts:
+            for gpu, one in (part.get("stages") or {}).items():
+                total = summed.setdefault(gpu, dict.fromkeys(one, 0.0))
+                for key, value in one.items():
+                    total[key] = total.get(key, 0.0) + value
+        for gpu, one in summed.items():
+            n = one.get("students") or 0
+            if not n:
+                continue
+            rest = one["grader_s"] - sum(one.get(stage, 0.0) for stage in STAGES)
+            lines.append(f"{spec:>6} {gpu:>4} {n:>8.0f} {one['grader_s'] / n:>11.2f} "
+                         + " ".join(f"{one.get(stage, 0.0) / n:>{max(8, len(stage) + 5)}.2f}" for stage in STAGES)
+                         + f" {rest / n:>9.2f}")
+    if len(lines) == 1:
+        return "(no stage figures: the reports hold no \"seconds\")"
+    lines.append("(per student: the grader process's seconds, as busy counts them, and its stages from the report: "
+                 "tests is the labs' tests, sanitizer and bench set-up side by side, timing each lab's bench alone; "
+                 "rest is the process's start, its build checks, scoring and the report. A stage that grows from "
+                 "one GPU to several is where the graders slow each other down)")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m grader.tests.class_scale", description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=20, help="how many submissions (default 20)")
@@ -335,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     with roster.open() as f:
         rows = list(csv.reader(f))
 
+    print(host_line(), flush=True)
     budget = args.limit  # students this sitting may still grade (None: all)
     for index, spec in enumerate(specs, 1):
         graded_before = sum(part["students"] for part in parts if part["gpus"] == spec)
@@ -349,7 +433,8 @@ def main(argv: list[str] | None = None) -> int:
         part_roster = out / f"roster.part{len(parts) + 1}.csv"
         with part_roster.open("w", newline="") as f:
             csv.writer(f).writerows(rows[:1 + graded_before + now])
-        part = run_batch(out, part_roster, labs, spec, args.grader_arg)
+        part = run_batch(out, part_roster, labs, spec, args.grader_arg,
+                         [row[0] for row in rows[1 + graded_before:1 + graded_before + now]])
         part["students"] = part["students"] or now
         parts.append(part)
         parts_file.write_text(json.dumps(parts, indent=1) + "\n")
@@ -368,6 +453,8 @@ def main(argv: list[str] | None = None) -> int:
         by_spec.setdefault(part["gpus"], []).append(part)
     print()
     print(table([combine(found) for found in by_spec.values()], len(labs)))
+    print()
+    print(stage_table(by_spec))
     graded = {spec: sum(part["students"] for part in by_spec.get(spec, []))
               for spec in dict.fromkeys(specs + list(by_spec))}
     short = [spec for spec, count in graded.items() if count < args.students]

@@ -67,7 +67,7 @@ class ClassScaleTest(unittest.TestCase):
         calls = (self.tmp / "calls").read_text().split()
         self.assertEqual(sorted(calls), sorted(["student000", "student001", "student002"] * 2))
         # The table: one row per run, the busy time of each GPU it used.
-        rows = text[text.index("students labs"):].splitlines()
+        rows = text[text.index("students labs"):text.index("grader s/st")].splitlines()[:4]
         self.assertEqual(len(rows), 4, text)  # the header, two runs, the legend
         idle = r", waited \d+ s, idle at end \d+ s"
         self.assertRegex(rows[1], r"^\s+3\s+2\s+0\s+\d+\s+\d+\s+[\d.]+\s+1\.00x\s+[\d.]+\s+[\d.]+\s+\d+ \(\d+ first\)\s+\d+  "
@@ -75,6 +75,16 @@ class ClassScaleTest(unittest.TestCase):
         self.assertRegex(rows[2], r"^\s+3\s+2\s+0,1\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+x\s+[\d.]+\s+[\d.]+\s+\d+ \(\d+ first\)\s+\d+  "
                                   rf"0: .*, \d st\.{idle}; 1: .*, \d st\.{idle}$")
         self.assertTrue(rows[3].startswith("(busy s/st: "), rows[3])
+        # Where each student's grading went, per GPU: the fake's report says tests 0.1 s and
+        # timing 0.05 s; the grader process took at least its 0.2 s sleep.
+        stages = text[text.index("grader s/st"):].splitlines()
+        self.assertRegex(stages[1], r"^\s+0\s+0\s+3\s+[\d.]+\s+0\.00\s+0\.00\s+0\.10\s+0\.05\s+[\d.]+$")
+        self.assertEqual(sorted(line.split()[1] for line in stages[2:4]), ["0", "1"])
+        self.assertTrue(all(line.split()[0] == "0,1" for line in stages[2:4]), stages)
+        self.assertTrue(stages[-1].startswith("(per student: "), stages)
+        self.assertEqual(sum(one["students"] for one in parts[1]["stages"].values()), 3)
+        for one in parts[0]["stages"].values():
+            self.assertGreaterEqual(one["grader_s"], 0.2 * one["students"])
         second = parts[1]
         self.assertEqual(sum(one["students"] for one in second["per_gpu"]), 3)
         self.assertEqual(second["compiles"]["students"], 3)

@@ -135,6 +135,20 @@ class Comparison:
     spread: float = 0.0
 
 
+def each_run(key: tuple[str, str], median: float, direct_runs: list[dict[tuple[str, str], float]],
+             judge_runs: list[dict[tuple[str, str], float]]) -> str:
+    """A row beyond the tolerance, run by run: each path's figure as a difference from the
+    direct median, and whether the paths' runs are apart (every judge run beyond every direct
+    run, on one side: a difference of the paths) or mixed (the runs overlap: the processes'
+    own spread)."""
+    direct = [run[key] / median - 1.0 for run in direct_runs if key in run]
+    judge = [run[key] / median - 1.0 for run in judge_runs if key in run]
+    apart = bool(direct and judge) and (min(judge) > max(direct) or max(judge) < min(direct))
+    shown = lambda values: " ".join(f"{100 * v:+.2f}%" for v in values)
+    return (f"{'':<15} {'':<38} runs, from the direct median: direct {shown(direct)}; judge {shown(judge)}"
+            + (" (apart: the paths differ)" if apart else " (mixed: the runs overlap, the processes' own spread)"))
+
+
 def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance: float,
             tmp: Path, connections: int = 0, direct_connections: int = 0,
             control: bool = False, runs: int = 1, judge_args: Sequence[str] = ()) -> Comparison:
@@ -168,7 +182,8 @@ def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance:
         inf = float("inf")
         return Comparison([f"{lab}: a bench failed"], inf, inf, inf, inf)
     direct_ratios = [ratios(data) for data in directs]
-    a, b = merge(direct_ratios), merge([ratios(data) for data in judges])
+    judge_ratios = [ratios(data) for data in judges]
+    a, b = merge(direct_ratios), merge(judge_ratios)
     out = Comparison([])
     ta, tb = merge([times(data) for data in directs]), merge([times(data) for data in judges])
     facts = workload_facts(directs[0])
@@ -195,6 +210,8 @@ def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance:
                 else "  (beyond tolerance, within the direct bench's own spread)")
         out.rows.append(row(lab, key[0], key[1], graded, f"{a[key]:8.3f} {b[key]:8.3f} {100 * diff:+7.2f}% "
                             f"{absolute(ta.get(key), tb.get(key))}{own}{mark}"))
+        if mark and runs > 1:
+            out.rows.append(each_run(key, a[key], direct_ratios, judge_ratios))
     for name in sorted({workload for workload, _ in a}):
         key = (name, "reference")
         out.rows.append(row(lab, name, "(the reference)", facts.get(name, (False, None)),
@@ -258,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
                 cost = result.judge.get("boundary", {})
                 student, reference = cost.get("student", {}), cost.get("reference", {})
                 print(f"{lab:<15} boundary cost per call: student {student.get('median_ms')} ms, "
-                      f"reference {reference.get('median_ms')} ms (subtracted)")
+                      f"reference {reference.get('median_ms')} ms (a call's time is its worker's stamps where the "
+                      "judge's clock agrees within it)")
             for name in ("worst", "worst_graded", "beyond", "beyond_graded", "spread"):
                 setattr(total, name, max(getattr(total, name), getattr(result, name)))
     print(f"\nlargest difference on the graded workloads: {100 * total.worst_graded:.2f}%, "

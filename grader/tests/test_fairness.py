@@ -93,6 +93,15 @@ class FairnessTest(unittest.TestCase):
         self.assertIn("-4.00%", out)
         self.assertIn("<-- beyond tolerance", out)
         self.assertIn("beyond both the tolerance and its row's own spread: graded workloads 4.00%", out)
+        # Run by run: every judge run below every direct run.
+        self.assertIn("runs, from the direct median: direct +0.00% +1.00% +0.00%; judge -4.00% -4.00% -4.00% "
+                      "(apart: the paths differ)", out)
+
+    def test_runs_that_overlap_are_called_mixed(self):
+        self.fake("vectorAdd_solution_bench", [1.0, 1.01, 0.97])
+        self.fake("vectorAdd_judge_bench", [0.96, 0.975, 1.005])
+        code, out = self.main("--runs", "3", "--control")
+        self.assertIn("(mixed: the runs overlap, the processes' own spread)", out)
 
     def test_judge_args_reach_the_judge_bench_alone(self):
         seen = self.build / "argv"

@@ -5,7 +5,10 @@ the GPU's clock stamps and fences, so neither a compile nor the other GPU's grad
 share them. Where the machine says which cores sit beside a GPU (the NUMA node of its PCI
 slot, /sys/bus/pci/devices/<bus id>/local_cpulist), that GPU's grader gets cores from
 there: on a host of two sockets, a grader on the far socket reaches its GPU across the
-sockets' link. The compiles ahead of the graders get the rest.
+sockets' link. A grader gets whole physical cores: where a core runs two hardware threads
+(/sys/devices/system/cpu/cpu<N>/topology/thread_siblings_list), both go to the grader, so
+that no compile runs on the other half of a core the grader's threads spin on. The compiles
+ahead of the graders get the rest.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from grader import proc
 
 SYSFS_PCI = Path("/sys/bus/pci/devices")
+SYSFS_CPU = Path("/sys/devices/system/cpu")
 
 
 def grader_cores(labs: int) -> int:
@@ -65,19 +69,38 @@ def local_cpus(gpu: str | None) -> set[int]:
         return set()
 
 
+def thread_siblings(core: int) -> set[int]:
+    """The hardware threads that share `core`'s physical core (itself included), as the
+    kernel lists them; {core} where that is not known."""
+    try:
+        found = parse_cpulist((SYSFS_CPU / f"cpu{core}" / "topology" / "thread_siblings_list").read_text())
+    except OSError:
+        found = set()
+    return found if core in found else {core}
+
+
+def physical_cores(available: list[int], siblings=thread_siblings) -> list[list[int]]:
+    """`available` grouped by physical core (each group's hardware threads that are
+    available, lowest first), the groups in the order of their lowest thread."""
+    groups: dict[int, list[int]] = {}
+    for core in available:
+        group = sorted(set(siblings(core)) & set(available)) or [core]
+        groups.setdefault(group[0], group)
+    return [groups[first] for first in sorted(groups)]
+
+
 def split_cores(jobs: int, labs: int = 1, gpus: list[str] | None = None,
-                local=local_cpus) -> tuple[list[set[int]] | None, set[int] | None]:
+                local=local_cpus, siblings=thread_siblings) -> tuple[list[set[int]] | None, set[int] | None]:
     """(the cores of each grading job, in the order of the jobs; the cores of the compiles
     ahead of them), or (None, None) on a machine too small to split. Job k grades on GPU
-    gpus[k % len(gpus)] and takes its cores from those beside that GPU first."""
+    gpus[k % len(gpus)] and takes its cores from those beside that GPU first, in whole
+    physical cores (both hardware threads of a core, where it has two)."""
     try:
         available = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return None, None
     each = grader_cores(labs)
-    if len(available) < each * jobs + 4:
-        return None, None
-    free = list(available)
+    free = physical_cores(available, siblings)
     beside: dict[str | None, set[int]] = {}  # per GPU; every core of the machine says nothing
     per_job: list[set[int]] = []
     for k in range(jobs):
@@ -86,12 +109,20 @@ def split_cores(jobs: int, labs: int = 1, gpus: list[str] | None = None,
             near = (local(gpu) or set()) if gpu is not None else set()
             beside[gpu] = near if near != set(available) else set()
         # The GPU's own cores first (from the highest: the lowest ones are where the system
-        # and interrupts mostly run), then any free core, from the lowest.
-        mine = [core for core in reversed(free) if core in beside[gpu]][:each]
-        mine += [core for core in free if core not in mine][:each - len(mine)]
-        per_job.append(set(mine))
-        free = [core for core in free if core not in mine]
-    return per_job, set(free)
+        # and interrupts mostly run), then any free core, from the lowest; whole physical
+        # cores until the job has `each` hardware threads.
+        order = [unit for unit in reversed(free) if set(unit) <= beside[gpu]]
+        order += [unit for unit in free if unit not in order]
+        mine: list[list[int]] = []
+        for unit in order:
+            if sum(len(taken) for taken in mine) >= each:
+                break
+            mine.append(unit)
+        per_job.append({core for unit in mine for core in unit})
+        free = [unit for unit in free if unit not in mine]
+    if any(len(cores) < each for cores in per_job) or sum(len(unit) for unit in free) < 4:
+        return None, None  # too small to split: the graders and the compiles share every core
+    return per_job, {core for unit in free for core in unit}
 
 
 def build_slots(jobs: int, labs: int, build_cores: set[int] | None) -> int:

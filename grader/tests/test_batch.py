@@ -603,6 +603,7 @@ class ScaleTest(BatchTestCase):
     # compiles get the rest, one student per core per lab, up to two students per grading
     # job and one more; the compiles may run ahead by every slot and two per job.
     def test_cores(self):
+        self.mock(cores, "SYSFS_CPU", new=self.tmp / "no-cpu-topology")  # one thread per core, whatever this host has
         with mock.patch.object(batch.os, "sched_getaffinity", return_value=set(range(16))):
             jobs, compiles = batch.split_cores(1, 2)
             self.assertEqual(([len(one) for one in jobs], len(compiles)), ([5], 11))
@@ -631,6 +632,7 @@ class ScaleTest(BatchTestCase):
     # its PCI slot), two jobs on one GPU get disjoint cores there, and a GPU whose cores are
     # not known (or are every core) gets free cores from the lowest.
     def test_cores_beside_each_gpu(self):
+        self.mock(cores, "SYSFS_CPU", new=self.tmp / "no-cpu-topology")
         beside = {"0": set(range(0, 16)), "1": set(range(16, 32)), "2": set(range(32))}
         with mock.patch.object(batch.os, "sched_getaffinity", return_value=set(range(32))):
             jobs, compiles = batch.split_cores(2, 2, ["0", "1"], local=beside.get)
@@ -643,6 +645,36 @@ class ScaleTest(BatchTestCase):
             self.assertEqual(sum(1 for one in jobs if one <= beside["1"]), 3)
             jobs, _ = batch.split_cores(2, 2, ["2", "3"], local=lambda gpu: beside.get(gpu, set()))
             self.assertEqual(jobs, [set(range(5)), set(range(5, 10))])  # nothing known: the lowest free cores
+
+    # Two hardware threads per core (cpu k and cpu k+16 share one, as the kernel lists
+    # them): each grader gets whole cores, both threads, so that no compile runs on the
+    # other half of a core whose threads spin for the grader's timing.
+    def test_cores_whole_physical_cores(self):
+        topology = self.tmp / "cpu"
+        for k in range(32):
+            folder = topology / f"cpu{k}" / "topology"
+            folder.mkdir(parents=True)
+            folder.joinpath("thread_siblings_list").write_text(f"{k % 16},{k % 16 + 16}\n")
+        self.mock(cores, "SYSFS_CPU", new=topology)
+        self.assertEqual(cores.thread_siblings(3), {3, 19})
+        self.assertEqual(cores.physical_cores([0, 1, 16, 17, 18]), [[0, 16], [1, 17], [18]])
+        with mock.patch.object(batch.os, "sched_getaffinity", return_value=set(range(32))):
+            jobs, compiles = batch.split_cores(2, 2)  # five threads wanted each: three whole cores
+            self.assertEqual(([len(one) for one in jobs], len(compiles)), ([6, 6], 20))
+            for one in jobs:
+                self.assertEqual({core % 16 for core in one} & {core % 16 for core in compiles}, set())
+                self.assertEqual(len({core % 16 for core in one}), 3)
+            self.assertFalse(jobs[0] & jobs[1])
+            beside = {"0": set(range(0, 8)) | set(range(16, 24)), "1": set(range(8, 16)) | set(range(24, 32))}
+            jobs, _ = batch.split_cores(2, 2, ["0", "1"], local=beside.get)
+            self.assertLessEqual(jobs[0], beside["0"])
+            self.assertLessEqual(jobs[1], beside["1"])
+        with mock.patch.object(batch.os, "sched_getaffinity", return_value={0, 1, 2, 3, 16, 17, 18, 19}):
+            self.assertEqual(batch.split_cores(1, 2), (None, None))  # 3 cores for the grader leave 2 threads
+        # Threads the process may not use are not counted: the grader takes what it may.
+        with mock.patch.object(batch.os, "sched_getaffinity", return_value=set(range(16))):
+            jobs, compiles = batch.split_cores(1, 2)
+            self.assertEqual(([len(one) for one in jobs], len(compiles)), ([5], 11))
 
     def test_local_cpus_from_nvidia_smi_and_sysfs(self):
         self.assertEqual(cores.parse_cpulist("0-3,8,10-11\n"), {0, 1, 2, 3, 8, 10, 11})

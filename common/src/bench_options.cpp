@@ -70,6 +70,10 @@ std::vector<cli::Option> option_table(Options& o) {
       {"--gate-fd", "N", "set up, write 'r' to file descriptor N, and time nothing until 'g' is read from it "
                          "(the grader: set-up overlaps other labs' tests; the timing runs alone)",
        false, [&o](const std::string& v) { o.gate_fd = gate_descriptor(v); }},
+      {"--shift-allocations", "MIB", "a diagnostic: take MIB MiB of device memory before any buffer, so that every "
+                                     "buffer lies elsewhere in the GPU's memory; a kernel whose time moves with it "
+                                     "depends on where its buffers lie, which differs from one process to the next",
+       false, [&o](const std::string& v) { o.shift_mib = static_cast<int>(number("--shift-allocations", v)); }},
       {"--quick", nullptr, "few samples: a smoke test, not a measurement", false,
        [&o](const std::string&) { o.quick = true; }},
       {"--no-cpu", nullptr, "skip timing the CPU version", false, [&o](const std::string&) { o.no_cpu = true; }},
@@ -117,6 +121,7 @@ void settle(const std::string& lab, Options& o) {
     refuse_options(lab, "--gate-fd " + std::to_string(o.gate_fd) + " is not an open file descriptor");
   }
   if (o.max_samples < std::max(1, o.min_samples)) refuse_options(lab, "--max-samples must be at least --min-samples");
+  if (o.shift_mib < 0 || o.shift_mib > 65536) refuse_options(lab, "--shift-allocations takes 0 to 65536 (MiB)");
 }
 
 }  // namespace

@@ -249,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="an argument for the judge's bench alone, e.g. --judge-arg=--cold-copies to "
                              "time the judge without its copy warm-up, or a candidate fix behind a judge-only flag, "
                              "on the whole table (repeatable)")
+    parser.add_argument("--bench-arg", action="append", default=[], metavar="ARG",
+                        help="an argument for both benches, e.g. --bench-arg=--shift-allocations=6 to move every "
+                             "buffer elsewhere in the GPU's memory in both paths (repeatable)")
     parser.add_argument("--all-workloads", action="store_true",
                         help="exit 1 when any workload differs beyond the tolerance, not only a graded one")
     args = parser.parse_args(argv)
@@ -257,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         labs = manifest.resolve_names(args.labs, known) if args.labs else known
     except ValueError as exc:
         parser.error(str(exc))
-    common = ["--no-cpu", f"--seed={args.seed}", f"--max-time={args.max_time}"]
+    common = ["--no-cpu", f"--seed={args.seed}", f"--max-time={args.max_time}", *args.bench_arg]
     print(f"{'lab':<15} {'workload':<38} {'graded':<6} {'ref ms':>9} {'variant':<24} {'direct':>8} {'judge':>8} {'diff':>8}"
           f" {'direct ms':>9} {'judge ms':>9} {'diff us':>8}" + (f" {'direct 2':>8}" if args.control else ""))
     total = Comparison([])

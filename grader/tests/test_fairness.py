@@ -109,11 +109,13 @@ class FairnessTest(unittest.TestCase):
             self.fake(name, [1.0])
             path = self.build / "bin" / name
             path.write_text(path.read_text() + f"open({str(seen)!r}, 'a').write(here.name + ' ' + ' '.join(sys.argv[1:]) + '\\n')\n")
-        code, out = self.main("--judge-arg=--cold-copies")
+        code, out = self.main("--judge-arg=--cold-copies", "--bench-arg=--shift-allocations=6")
         self.assertEqual(code, 0, out)
         lines = dict(line.split(" ", 1) for line in seen.read_text().splitlines())
         self.assertIn("--cold-copies", lines["vectorAdd_judge_bench"].split())
         self.assertNotIn("--cold-copies", lines["vectorAdd_solution_bench"].split())
+        for bench in ("vectorAdd_judge_bench", "vectorAdd_solution_bench"):  # --bench-arg: both paths
+            self.assertIn("--shift-allocations=6", lines[bench].split())
 
     def test_a_failed_bench_fails(self):
         self.fake("vectorAdd_solution_bench", [1.0])

@@ -31,6 +31,11 @@ build (the first run's wall time holds it; batch reports it apart), and each run
 gradebook, reports and logs are kept in DIR/run<K>-gpus-<SPEC>/. A GPU set may ask for
 several graders per GPU, `--gpus 0:2` (batch --jobs): they take turns for timing
 (grader/gpu_lock.py), and overlap their tests and the CPU work of their grading.
+A second table says where each student's grading went, per GPU set and GPU: the grader
+process's seconds (what busy adds up) and its report's stages (files, build, tests,
+timing) and the rest of the process; a stage that grows from one GPU to several is where
+the graders slow each other down. A line before the runs describes the host: its cores,
+the hardware threads per core, and how long one nvidia-smi query takes.
 
 A class too long for one sitting is graded in parts: `--limit K` grades the next K
 students not graded yet, GPU set after GPU set in the order given, and keeps the folder;

@@ -38,7 +38,7 @@ class PendingBench:
 
     def finish(self) -> bench.BenchRun:
         """Opens the gate and returns the run, with the GPU's telemetry around the timing."""
-        before = gpu.telemetry()
+        before = gpu.telemetry(max_age_s=gpu.TELEMETRY_REUSE_S)
         self.gate.open()
         timed = self.future.result()
         if timed.data is not None:

@@ -85,7 +85,7 @@ def run_bench(options: Options, result: LabResult, attempt: int, required: list[
     (PendingBench.finish adds the telemetry then)."""
     lab = result.lab
     found, _ = reference(options, lab)
-    before = gpu.telemetry() if gate is None else None
+    before = gpu.telemetry(max_age_s=gpu.TELEMETRY_REUSE_S) if gate is None else None
     timed = bench.run_bench(layout.judge_bench_path(options.build_dir, lab), seed=options.seed,
                             timeout=options.config.grader["bench_timeout_s"],
                             json_path=layout.bench_json(options.results_dir, lab, attempt),

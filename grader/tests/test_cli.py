@@ -452,6 +452,7 @@ class TelemetryTest(CliTestCase):
     """Clocks, temperature and slowdowns around each bench; a throttled run is timed again."""
 
     def smi(self, *lines: str) -> None:
+        gpu._last_reading = None  # a reading of an earlier test must not serve as this one's "before"
         folder = self.tmp / "smi"
         write_script(folder / "nvidia-smi", FAKE_SMI)
         os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ['PATH']}"
@@ -479,6 +480,21 @@ class TelemetryTest(CliTestCase):
         self.assertEqual(lab["bench_runs"], 2)
         self.assertEqual(lab["performance"]["flags"], [])
         self.assertIn("timed again after a 0 s pause", " ".join(lab["notes"]))
+
+    def test_before_is_the_last_after_when_recent(self):
+        """A lab's "before" is the previous reading when at most gpu.TELEMETRY_REUSE_S old (the
+        last lab's "after": one nvidia-smi call less per lab); older, it is read again."""
+        self.smi(COOL, HOT, COOL)
+        first = gpu.telemetry()
+        self.assertEqual(first["sm_clock_mhz"], 1980.0)
+        self.assertIs(gpu.telemetry(max_age_s=60), first)  # no call: the count stays at 1
+        self.assertEqual(gpu.telemetry()["sm_clock_mhz"], 1410.0)  # a fresh reading by default
+        with mock.patch.object(gpu.time, "monotonic", return_value=time.monotonic() + 61):
+            self.assertEqual(gpu.telemetry(max_age_s=60)["sm_clock_mhz"], 1980.0)  # too old: read again
+        with mock.patch.dict(os.environ, {"CUDA_VISIBLE_DEVICES": "1"}):
+            gpu._last_reading = (time.monotonic(), "0", first)
+            self.assertIsNot(gpu.telemetry(max_age_s=60), first)  # another GPU's reading never serves
+        self.assertEqual((self.tmp / "smi-count").read_text(), "4")
 
     def test_throttled_twice_is_flagged(self):
         self.smi(COOL, HOT)

@@ -159,7 +159,7 @@ Harness::Harness(int argc, char** argv, std::string default_reference) : m(new S
   std::string why;
   if (!gpu_available(&why)) exit_without_gpu(m->lab, o, why);
   m->facts = device_facts();
-  if (o.shift_mib > 0) m->shift = DeviceBuffer<unsigned char>(static_cast<std::size_t>(o.shift_mib) << 20);
+  if (o.shift_mib > 0) m->shift = DeviceBuffer<unsigned char>(static_cast<std::size_t>(o.shift_mib * 1048576.0));
   // Twice the L2 size: reading it evicts whatever the previous call left in the cache
   // (bench_sampling.cu, flush_l2). Zeroed once, so that the sweep reads defined bytes.
   m->flush = DeviceBuffer<unsigned char>(std::max<std::size_t>(2 * m->facts.l2_bytes, 1 << 20));

@@ -73,7 +73,7 @@ std::vector<cli::Option> option_table(Options& o) {
       {"--shift-allocations", "MIB", "a diagnostic: take MIB MiB of device memory before any buffer, so that every "
                                      "buffer lies elsewhere in the GPU's memory; a kernel whose time moves with it "
                                      "depends on where its buffers lie, which differs from one process to the next",
-       false, [&o](const std::string& v) { o.shift_mib = static_cast<int>(number("--shift-allocations", v)); }},
+       false, [&o](const std::string& v) { o.shift_mib = number("--shift-allocations", v); }},
       {"--quick", nullptr, "few samples: a smoke test, not a measurement", false,
        [&o](const std::string&) { o.quick = true; }},
       {"--no-cpu", nullptr, "skip timing the CPU version", false, [&o](const std::string&) { o.no_cpu = true; }},

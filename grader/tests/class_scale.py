@@ -35,7 +35,7 @@ A second table says where each student's grading went, per GPU set and GPU: the 
 process's seconds (what busy adds up) and its report's stages (files, build, tests,
 timing) and the rest of the process; a stage that grows from one GPU to several is where
 the graders slow each other down. A line before the runs describes the host: its cores,
-the hardware threads per core, and how long one nvidia-smi query takes.
+the physical cores they make up, and how long one nvidia-smi query takes.
 
 A class too long for one sitting is graded in parts: `--limit K` grades the next K
 students not graded yet, GPU set after GPU set in the order given, and keeps the folder;
@@ -324,17 +324,17 @@ def table(rows: list[dict], labs: int) -> str:
 
 
 def host_line() -> str:
-    """The host as the graders share it: its cores (and how many hardware threads share one),
-    and how long one nvidia-smi query takes (the grader asks it a few times per lab)."""
+    """The host as the graders share it: its cores (and the physical cores they make up,
+    where hardware threads share one), and how long one nvidia-smi query takes (the grader
+    asks it a few times per lab)."""
     try:
-        count = len(os.sched_getaffinity(0))
+        available = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        count = os.cpu_count() or 0
-    try:
-        siblings = Path("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list").read_text().strip()
-        per_core = f", {len(cores.parse_cpulist(siblings))} hardware threads per core"
-    except OSError:
-        per_core = ""
+        available = list(range(os.cpu_count() or 0))
+    # Grouped as batch groups them for its graders (one core per group where the kernel does not say).
+    physical = cores.physical_cores(available)
+    per_core = f" in {len(physical)} physical cores" if len(physical) != len(available) else ""
+    count = len(available)
     smi = shutil.which("nvidia-smi")
     query = "nvidia-smi: not found"
     if smi:

@@ -150,7 +150,7 @@ struct Options {
   /// results), writes 'r' to it and times nothing until it reads 'g': the grader sets up
   /// the next labs' benches while tests still run and lets each time alone on the GPU.
   int gate_fd = -1;
-  int shift_mib = 0;                ///< --shift-allocations MIB: a diagnostic (device memory taken first)
+  double shift_mib = 0;             ///< --shift-allocations MIB: a diagnostic (device memory taken first)
   RemoteOptions remote;             ///< judge programs only: --impl, --worker, --call-timeout, --no-sandbox
 };
 

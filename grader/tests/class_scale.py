@@ -34,7 +34,10 @@ several graders per GPU, `--gpus 0:2` (batch --jobs): they take turns for timing
 A second table says where each student's grading went, per GPU set and GPU: the grader
 process's seconds (what busy adds up) and its report's stages (files, build, tests,
 timing) and the rest of the process; a stage that grows from one GPU to several is where
-the graders slow each other down. A line before the runs describes the host: its cores,
+the graders slow each other down. Since each GPU of a set grades different students, lines
+after it compare the same students across GPU sets: how much longer each one's grading took
+on the later set than on the first, in the grader process, its stages, the lab phases that
+changed most (tests, sanitizer, bench set-up, profile), and per GPU. A line before the runs describes the host: its cores,
 the physical cores they make up, and how long one nvidia-smi query takes.
 
 A class too long for one sitting is graded in parts: `--limit K` grades the next K
@@ -194,6 +197,33 @@ def stage_seconds(grades: Path, students: list[str]) -> dict[str, dict[str, floa
     return per_gpu
 
 
+def student_seconds(grades: Path, students: list[str]) -> dict[str, dict]:
+    """Each of `students`' grading, for comparing the same student across GPU sets: the GPU,
+    the grader process's seconds, the report's stages and each lab's phases (its
+    "seconds": tests, sanitizer, bench set-up, profile). Students without a report or a
+    status are left out."""
+    found: dict[str, dict] = {}
+    for student in students:
+        try:
+            status = json.loads((grades / "status" / f"{student}.json").read_text())
+            report = json.loads((grades / "reports" / f"{student}.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(status, dict) or not isinstance(report, dict) or not status.get("seconds"):
+            continue
+        stages = report.get("seconds") if isinstance(report.get("seconds"), dict) else {}
+        labs: dict[str, dict[str, float]] = {}
+        for lab in report.get("labs") or []:
+            if isinstance(lab, dict) and isinstance(lab.get("seconds"), dict):
+                labs[str(lab.get("lab"))] = {str(phase): float(value) for phase, value in lab["seconds"].items()
+                                             if isinstance(value, (int, float))}
+        found[student] = {"gpu": str(status.get("gpu")), "grader_s": float(status["seconds"]),
+                          "stages": {stage: float(value) for stage, value in stages.items()
+                                     if isinstance(value, (int, float))},
+                          "labs": labs}
+    return found
+
+
 def run_batch(out: Path, roster: Path, labs: list[str], gpus: str, grader_args: list[str],
               students: list[str] | None = None) -> dict:
     """One `batch` run over `roster` in out/grades (the kit build there is reused); returns
@@ -221,7 +251,8 @@ def run_batch(out: Path, roster: Path, labs: list[str], gpus: str, grader_args: 
             "students": timing.get("students", 0), "kit_s": timing.get("kit_s"),
             "grading_s": timing.get("grading_s"), "per_gpu": timing.get("per_gpu", []),
             "used_gpus": timing.get("gpus", []), "builders": timing.get("builders"),
-            "compiles": timing.get("compiles"), "stages": stage_seconds(grades, students or [])}
+            "compiles": timing.get("compiles"), "stages": stage_seconds(grades, students or []),
+            "per_student": student_seconds(grades, students or [])}
 
 
 def keep_run(out: Path, index: int, gpus: str) -> Path:
@@ -377,6 +408,60 @@ def stage_table(by_spec: dict[str, list[dict]]) -> str:
     return "\n".join(lines)
 
 
+def growth_lines(by_spec: dict[str, list[dict]], top: int = 6) -> list[str]:
+    """The same students graded by the first GPU set and by each later one: how much longer
+    (or shorter) each one's grading took, per student, in the grader process, its stages and
+    the lab phases that grew most, and per GPU of the later set. Where graders on several
+    GPUs slow each other down, this says where, without the students' mix in the way (each
+    GPU of a set gets different students)."""
+    specs = list(by_spec)
+    if len(specs) < 2:
+        return []
+
+    def students(spec: str) -> dict[str, dict]:
+        merged: dict[str, dict] = {}
+        for part in by_spec[spec]:
+            merged.update(part.get("per_student") or {})
+        return merged
+
+    base = students(specs[0])
+    lines = []
+    for spec in specs[1:]:
+        now = students(spec)
+        both = [name for name in now if name in base]
+        if not both:
+            lines.append(f"same students, GPUs {spec} against GPUs {specs[0]}: none graded by both (no per-student figures)")
+            continue
+        n = len(both)
+
+        def mean_growth(value) -> float:
+            return sum(value(now[name]) - value(base[name]) for name in both) / n
+
+        grader = mean_growth(lambda one: one["grader_s"])
+        base_grader = sum(base[name]["grader_s"] for name in both) / n
+        stages = [(stage, mean_growth(lambda one, stage=stage: one["stages"].get(stage, 0.0))) for stage in STAGES]
+        rest = grader - sum(value for _, value in stages)
+        percent = f" ({100 * grader / base_grader:+.1f}%)" if base_grader else ""
+        lines.append(f"same students, GPUs {spec} against GPUs {specs[0]} ({n} graded by both): grader {grader:+.2f} s/st"
+                     f"{percent}; " + ", ".join(f"{stage} {value:+.2f}" for stage, value in stages)
+                     + f", rest {rest:+.2f}")
+        phases = sorted({(lab, phase) for name in both for one in (now[name], base[name])
+                         for lab, seconds in one["labs"].items() for phase in seconds})
+        grown = sorted(((mean_growth(lambda one, lab=lab, phase=phase: one["labs"].get(lab, {}).get(phase, 0.0)), lab, phase)
+                        for lab, phase in phases), key=lambda item: -abs(item[0]))[:top]
+        if grown:
+            lines.append("  lab phases that changed most, s/st: "
+                         + ", ".join(f"{lab} {phase} {value:+.2f}" for value, lab, phase in grown)
+                         + " (a lab's tests, sanitizer and bench set-up run side by side: they overlap)")
+        gpus = sorted({now[name]["gpu"] for name in both})
+        if len(gpus) > 1:
+            lines.append("  per GPU of GPUs " + spec + ": " + "; ".join(
+                f"{gpu} {sum(now[name]['grader_s'] - base[name]['grader_s'] for name in both if now[name]['gpu'] == gpu) / count:+.2f} s/st ({count} st.)"
+                for gpu in gpus
+                if (count := sum(1 for name in both if now[name]["gpu"] == gpu))))
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m grader.tests.class_scale", description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=20, help="how many submissions (default 20)")
@@ -460,6 +545,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table([combine(found) for found in by_spec.values()], len(labs)))
     print()
     print(stage_table(by_spec))
+    for line in growth_lines(by_spec):
+        print(line)
     graded = {spec: sum(part["students"] for part in by_spec.get(spec, []))
               for spec in dict.fromkeys(specs + list(by_spec))}
     short = [spec for spec, count in graded.items() if count < args.students]

@@ -70,7 +70,8 @@ FAKE_GRADER = """
         data = {"schema": "labkit-report", "version": 1, "seed": 4242, "interrupted": interrupted,
                 "finished": "2026-11-22T10:00:00+00:00", "pristine": opt("--pristine"), "argv": args,
                 "env": {k: os.environ.get(k) for k in ("CUDA_VISIBLE_DEVICES", "CMAKE_BUILD_PARALLEL_LEVEL")},
-                "labs": [{"lab": lab, "status": "PASS" if points == 100 else "PARTIAL", "total": points, "max": 100}
+                "labs": [{"lab": lab, "status": "PASS" if points == 100 else "PARTIAL", "total": points, "max": 100,
+                          "seconds": {"tests": seconds("FAKE_GRADE_S") / 4, "bench": seconds("FAKE_GRADE_S") / 8}}
                          for lab in graded],
                 "total": points * len(graded), "max": 100 * len(labs),
                 "seconds": {"files": 0.0, "build": 0.0, "tests": seconds("FAKE_GRADE_S") / 2,

@@ -81,7 +81,15 @@ class ClassScaleTest(unittest.TestCase):
         self.assertRegex(stages[1], r"^\s+0\s+0\s+3\s+[\d.]+\s+0\.00\s+0\.00\s+0\.10\s+0\.05\s+[\d.]+$")
         self.assertEqual(sorted(line.split()[1] for line in stages[2:4]), ["0", "1"])
         self.assertTrue(all(line.split()[0] == "0,1" for line in stages[2:4]), stages)
-        self.assertTrue(stages[-1].startswith("(per student: "), stages)
+        legend = next(i for i, line in enumerate(stages) if line.startswith("(per student: "))
+        # The same three students on both sets: the fake's stages and lab phases do not change
+        # (then, where both GPUs graded some, a line per GPU).
+        self.assertRegex(stages[legend + 1], r"^same students, GPUs 0,1 against GPUs 0 \(3 graded by both\): grader [+-][\d.]+ "
+                                     r"s/st \([+-][\d.]+%\); files \+0\.00, build \+0\.00, tests \+0\.00, timing "
+                                     r"\+0\.00, rest [+-][\d.]+$")
+        self.assertRegex(stages[legend + 2], r"^  lab phases that changed most, s/st: (\w+ (tests|bench) \+0\.00, ){3}")
+        self.assertEqual(set(parts[0]["per_student"]), {"student000", "student001", "student002"})
+        self.assertEqual(parts[0]["per_student"]["student000"]["labs"]["reduction"], {"tests": 0.05, "bench": 0.025})
         self.assertEqual(sum(one["students"] for one in parts[1]["stages"].values()), 3)
         for one in parts[0]["stages"].values():
             self.assertGreaterEqual(one["grader_s"], 0.2 * one["students"])
@@ -260,6 +268,33 @@ class TableTest(unittest.TestCase):
         self.assertIsNone(mixed["per_gpu"]["0"]["waited_s"])
         row = class_scale.table([mixed], 2).splitlines()[1]
         self.assertRegex(row, r"1\.00x\s+11\.6\s+3\.5\s+\?\s+\?  0: 173 s of 177 s \(98%\), 15 st\.   \(2 parts\)$")
+
+
+    # The same students on two GPU sets: per student, what grew, from their own figures.
+    def test_growth_lines(self):
+        def student(gpu, grader, tests, timing, reduction_tests, reduction_sanitizer, vector_tests):
+            return {"gpu": gpu, "grader_s": grader, "stages": {"files": 0.0, "build": 0.0, "tests": tests, "timing": timing},
+                    "labs": {"reduction": {"tests": reduction_tests, "sanitizer": reduction_sanitizer},
+                             "vectorAdd": {"tests": vector_tests}}}
+
+        one = [{"per_student": {"s1": student("0", 10.0, 8.0, 1.0, 5.0, 2.0, 1.0)}},
+               {"per_student": {"s2": student("0", 20.0, 16.0, 2.0, 9.0, 4.0, 2.0),
+                                "s3": student("0", 9.0, 7.0, 1.0, 4.0, 1.0, 1.0)}}]
+        two = [{"per_student": {"s1": student("0", 10.6, 8.3, 1.0, 5.4, 2.0, 1.0),
+                                "s2": student("1", 21.2, 16.9, 2.1, 9.6, 4.3, 2.0),
+                                "s4": student("1", 50.0, 40.0, 5.0, 30.0, 9.0, 1.0)}}]
+        lines = class_scale.growth_lines({"0": one, "0,1": two}, top=2)
+        # s1 and s2 only (s3 was not graded on two GPUs, s4 not on one): grader (0.6 + 1.2) / 2,
+        # of 15 s on one GPU; tests (0.3 + 0.9) / 2, timing 0.05, the rest 0.9 - 0.6 - 0.05.
+        self.assertEqual(lines, [
+            "same students, GPUs 0,1 against GPUs 0 (2 graded by both): grader +0.90 s/st (+6.0%); files +0.00, "
+            "build +0.00, tests +0.60, timing +0.05, rest +0.25",
+            "  lab phases that changed most, s/st: reduction tests +0.50, reduction sanitizer +0.15 (a lab's tests, "
+            "sanitizer and bench set-up run side by side: they overlap)",
+            "  per GPU of GPUs 0,1: 0 +0.60 s/st (1 st.); 1 +1.20 s/st (1 st.)"])
+        self.assertEqual(class_scale.growth_lines({"0": one}), [])
+        self.assertEqual(class_scale.growth_lines({"0": one, "0,1": [{"stages": {}}]}),
+                         ["same students, GPUs 0,1 against GPUs 0: none graded by both (no per-student figures)"])
 
 
 REAL_MAKE_CLASS = class_scale.make_class

@@ -138,7 +138,8 @@ std::string workload_json(const WorkloadResult& w) {
      << ", \"amount\": " << json_number(w.amount) << ", \"peak\": " << json_optional(w.peak, w.peak > 0)
      << (w.peak > 0 && !w.peak_of.empty() ? ", \"peak_of\": " + json_string(w.peak_of) : std::string())
      << ", \"cpu_ms\": " << json_optional(w.cpu_ms, w.cpu_runs > 0) << ", \"cpu_runs\": " << w.cpu_runs
-     << ", \"inputs_check\": " << (w.inputs_problem.empty() ? "null" : json_string(w.inputs_problem));
+     << ", \"inputs_check\": " << (w.inputs_problem.empty() ? "null" : json_string(w.inputs_problem))
+     << ", \"seconds\": " << json_number(w.seconds);
   if (!w.ratios.empty()) {
     js << ", \"pair\": {\"ratio_median\": " << json_number(w.pair.median) << ", \"ratio_rel_se\": "
        << json_number(w.pair.rel_se) << ", \"samples\": " << w.pair.count
@@ -347,7 +348,10 @@ std::string bench_json(const BenchDocument& doc) {
   }
   out << "],\n \"answers\": " << answer_lines_json(doc.answers) << ",\n \"errors\": [";
   for (std::size_t i = 0; i < doc.errors.size(); ++i) out << (i ? ", " : "") << json_string(doc.errors[i]);
-  out << "]}\n";
+  const BenchSeconds& t = doc.seconds;
+  out << "],\n \"seconds\": {\"set_up\": " << json_number(t.set_up) << ", \"gate\": " << json_number(t.gate)
+      << ", \"calibration\": " << json_number(t.calibration) << ", \"workloads\": " << json_number(t.workloads)
+      << "}}\n";
   return out.str();
 }
 

@@ -64,7 +64,10 @@ std::string former_json(const BenchDocument& d) {
   }
   out << "],\n \"answers\": " << answer_lines_json(d.answers) << ",\n \"errors\": [";
   for (std::size_t i = 0; i < d.errors.size(); ++i) out << (i ? ", " : "") << json_string(d.errors[i]);
-  out << "]}\n";
+  // Added since: where the run's wall time went (BenchSeconds), after everything else.
+  out << "],\n \"seconds\": {\"set_up\": " << json_number(d.seconds.set_up) << ", \"gate\": "
+      << json_number(d.seconds.gate) << ", \"calibration\": " << json_number(d.seconds.calibration)
+      << ", \"workloads\": " << json_number(d.seconds.workloads) << "}}\n";
   return out.str();
 }
 
@@ -139,6 +142,8 @@ BenchDocument sample_document(bool judge) {
   AnswerLine missing{"pct", "pct_peak", false, 0, "", "no graded workload was timed"};
   d.answers = {given, missing};
   d.errors = {"note one", "the \"second\" note"};
+  d.workloads[0].seconds = 0.75;
+  d.seconds = {1.25, 0.5, 0.375, 0.75};
   return d;
 }
 
@@ -148,6 +153,16 @@ TEST(BenchDocument, RendersTheFormerDocument) {
     const BenchDocument d = sample_document(judge);
     EXPECT_EQ(bench_json(d), former_json(d)) << "judge program: " << judge;
   }
+}
+
+// Each workload's wall time is in its object, and the run's in "seconds" at the end.
+TEST(BenchDocument, SaysWhereTheTimeWent) {
+  const std::string text = bench_json(sample_document(true));
+  EXPECT_NE(text.find("\"inputs_check\": \"a[3] changed\", \"seconds\": 0.75, \"pair\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"inputs_check\": null, \"seconds\": 0, \"pair\": null"), std::string::npos) << text;
+  const std::string tail = "\"seconds\": {\"set_up\": 1.25, \"gate\": 0.5, \"calibration\": 0.375, \"workloads\": 0.75}}\n";
+  ASSERT_GE(text.size(), tail.size());
+  EXPECT_EQ(text.substr(text.size() - tail.size()), tail);
 }
 
 // An empty run (no workload, answer or error) renders the former document too.

@@ -53,6 +53,7 @@ def time_lab(ctx: LabContext, result: LabResult) -> None:
         noisy_reruns=options.config.grader["bench_reruns"], cooldown_s=options.config.grader["cooldown_s"]))
     result.reproduce["bench"] = timed.command
     result.bench = timed.data
+    note_bench_seconds(result, timed.data)
     if timed.status is not None:
         fail(result, timed.status, f"bench: {timed.message}", timed.command, timed.output)
     result.performance = score.score_performance(
@@ -75,6 +76,20 @@ def time_lab(ctx: LabContext, result: LabResult) -> None:
         result.notes.append(f"full performance points by the benefit of the doubt in {', '.join(doubted)}: "
                             f"slower than {settings.full_credit_ratio:g}x the reference's time, but within "
                             "the timing's 95% confidence interval of it")
+
+
+def note_bench_seconds(result: LabResult, data: object) -> None:
+    """Where the scored bench run's timing went, from its JSON's "seconds", beside the lab's
+    own "bench" (every run, from the gate's opening to the process's end): the judge's
+    boundary calibration and the workloads' measurements (what is left of "bench" is the
+    process ending, the GPU's telemetry and any rerun). A diagnostic, in no score."""
+    spent = data.get("seconds") if isinstance(data, dict) else None
+    if not isinstance(spent, dict):
+        return  # an older bench
+    for key in ("calibration", "workloads"):
+        value = spent.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e6:
+            result.seconds[f"bench_{key}"] = round(float(value), 2)
 
 
 def run_bench(options: Options, result: LabResult, attempt: int, required: list[str],

@@ -260,6 +260,10 @@ class GradeNoBuildTest(CliTestCase):
         report = self.report(json_path)
         self.assertEqual([lab["lab"] for lab in report["labs"]], ["vectorAdd"])
         self.assertEqual(report["config"]["path"], str(config))
+        # Where the bench's timing went, from its JSON, beside the lab's own bench seconds.
+        seconds = report["labs"][0]["seconds"]
+        self.assertEqual((seconds["bench_calibration"], seconds["bench_workloads"]), (0.35, 1.2))
+        self.assertIn("bench", seconds)
 
     # --skip-bench: tests only, performance 0 with the reason, still PASS.
     def test_skip_bench(self):

@@ -175,6 +175,22 @@ class RerunTest(CliTestCase):
         self.assertIn("faster than the hardware allows", out)
 
 
+class BenchSecondsTest(unittest.TestCase):
+    """The scored bench run's "seconds" go into the lab's seconds; odd values and an older
+    bench's JSON (no "seconds") leave them alone."""
+
+    def test_kept_and_refused(self):
+        result = grade.LabResult("vectorAdd", grade.status.PASS, score.Correctness(70.0, 70.0, True), score.Performance(0.0, 30.0))
+        timing.note_bench_seconds(result, {"seconds": {"set_up": 2.0, "gate": 0.5, "calibration": 0.4567,
+                                                       "workloads": 1}})
+        self.assertEqual(result.seconds, {"bench_calibration": 0.46, "bench_workloads": 1.0})
+        for data in (None, [], {"seconds": "fast"}, {"seconds": {"calibration": True, "workloads": -1.0}},
+                     {"seconds": {"calibration": "1", "workloads": float("nan")}}, {}):
+            other = grade.LabResult("vectorAdd", grade.status.PASS, score.Correctness(70.0, 70.0, True), score.Performance(0.0, 30.0))
+            timing.note_bench_seconds(other, data)
+            self.assertEqual(other.seconds, {}, data)
+
+
 class StabilitySummaryTest(unittest.TestCase):
     """grader/tests/stability.py: totals of several gradings against the 1% bound."""
 

@@ -189,6 +189,7 @@ struct WorkloadResult {
   std::vector<double> ratios;     ///< student/reference time, per interleaved round
   Summary pair{};
   double target_rel_se = 0.01;
+  double seconds = 0;             ///< wall time of its measurement (CPU version, warm-up, rounds, checks)
   std::vector<CandidateResult> results;
   /// The result with `role`, or null.
   const CandidateResult* find(Role role) const;

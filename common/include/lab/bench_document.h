@@ -30,6 +30,13 @@ struct Boundary {
   double bound_after_other_ms = 0;
 };
 
+/// Where a run's wall time went, in seconds: its set-up (from the harness's start to the
+/// grader's gate, or to the first workload), the wait at the gate, the judge's boundary
+/// calibration, and the workloads' measurements (WorkloadResult::seconds added up).
+struct BenchSeconds {
+  double set_up = 0, gate = 0, calibration = 0, workloads = 0;
+};
+
 /// Everything the bench's JSON document says.
 struct BenchDocument {
   std::string status = "ok";  ///< "ok", or "no_gpu" (then only `message` follows the lab)
@@ -46,6 +53,7 @@ struct BenchDocument {
   std::vector<WorkloadResult> workloads;
   std::vector<AnswerLine> answers;
   std::vector<std::string> errors;
+  BenchSeconds seconds;
 };
 
 /// The document as JSON text, with its final newline.

@@ -6,6 +6,10 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace lab {
 namespace {
 
@@ -175,6 +179,16 @@ std::vector<unsigned> random_uints(std::size_t n, std::uint64_t range, Distribut
     }
   }
   return v;
+}
+
+void reuse_freed_host_memory() {
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+  // Blocks under 1 GiB come from the heap, not from mappings of their own, and freed heap
+  // memory is kept (up to 1 GiB at the heap's top) for the next allocation.
+  constexpr int kKeep = 1 << 30;
+  (void)mallopt(M_MMAP_THRESHOLD, kKeep);
+  (void)mallopt(M_TRIM_THRESHOLD, kKeep);
+#endif
 }
 
 }  // namespace lab

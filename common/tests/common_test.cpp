@@ -6,9 +6,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <thread>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "helper_cuda.h"
 #include "helper_timer.h"
@@ -103,6 +109,26 @@ TEST(Data, DistributionsHaveTheirShape) {
   EXPECT_GT(small, static_cast<long>(n / 2));  // P(1000 u^4 < 100) = 0.1^(1/4) ≈ 0.56
   for (unsigned v : skewed) ASSERT_LT(v, 1000u);
   EXPECT_STREQ(lab::to_string(lab::Distribution::FewUnique), "few_unique");
+}
+
+// reuse_freed_host_memory(): a 64 MB array comes from the heap (not a mapping of its own),
+// and once freed it stays with the process for the next one (no page faults paid again).
+TEST(Data, FreedHostMemoryIsReused) {
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
+  lab::reuse_freed_host_memory();
+  const std::size_t bytes = std::size_t{64} << 20;
+  const struct mallinfo2 before = mallinfo2();
+  void* block = std::malloc(bytes);
+  ASSERT_NE(block, nullptr);
+  std::memset(block, 1, bytes);
+  const struct mallinfo2 during = mallinfo2();
+  EXPECT_EQ(during.hblkhd, before.hblkhd) << "the 64 MB block was mapped on its own";
+  std::free(block);
+  const struct mallinfo2 after = mallinfo2();
+  EXPECT_GE(after.fordblks, bytes) << "the freed block went back to the system";
+#else
+  GTEST_SKIP() << "reuse_freed_host_memory() acts on glibc 2.33 and newer only";
+#endif
 }
 
 // A mismatch names the count, the first index, expected and actual values.

@@ -96,10 +96,16 @@ double Rng::uniform01() { return static_cast<double>(next() >> 11) * 0x1.0p-53; 
 std::uint64_t Rng::below(std::uint64_t bound) {
   if (bound == 0) throw std::invalid_argument("Rng::below: bound must be > 0");
   // Rejection sampling: drop the top values that would make some results more likely.
-  const std::uint64_t limit = ~std::uint64_t{0} - (~std::uint64_t{0} % bound);
+  // The limit depends on the bound only, and the data generators ask the same bound for
+  // millions of values: it is kept for the next call. A power of two needs no division.
+  // The values are the same as with a division for each (data never change between versions).
+  if (bound != m_bound) {
+    m_bound = bound;
+    m_limit = ~std::uint64_t{0} - (~std::uint64_t{0} % bound);
+  }
   std::uint64_t x = next();
-  while (x >= limit) x = next();
-  return x % bound;
+  while (x >= m_limit) x = next();
+  return (bound & (bound - 1)) == 0 ? x & (bound - 1) : x % bound;
 }
 
 std::int64_t Rng::between(std::int64_t lo, std::int64_t hi) {

@@ -66,6 +66,28 @@ TEST(SdkTimer, ResetForgetsLapsAndKeepsRunning) {
   EXPECT_FALSE(sdkStartTimer(nullptr));
 }
 
+// Bounded draws give exactly what they gave when each call divided twice (for its rejection
+// limit and for the value): the limit kept from call to call and the power-of-two masks
+// change no value, nor how many raw numbers a draw takes.
+TEST(Data, BoundedDrawsAreTheSameAsBefore) {
+  auto former = [](lab::Rng& raw, std::uint64_t bound) {
+    const std::uint64_t limit = ~std::uint64_t{0} - (~std::uint64_t{0} % bound);
+    std::uint64_t x = raw.next();
+    while (x >= limit) x = raw.next();
+    return x % bound;
+  };
+  const std::uint64_t bounds[] = {1, 2, 3, 7, 41, 256, 1000, 65536, (1ull << 32) - 1, 1ull << 32, (1ull << 32) + 1,
+                                  1ull << 63, (1ull << 63) + 5, ~0ull};
+  lab::Rng fast(99), raw(99);
+  for (int round = 0; round < 300; ++round) {
+    for (const std::uint64_t bound : bounds) ASSERT_EQ(fast.below(bound), former(raw, bound)) << "bound " << bound;
+  }
+  for (const std::uint64_t bound : bounds) {  // the same bound many times in a row, as the generators ask it
+    for (int i = 0; i < 200; ++i) ASSERT_EQ(fast.below(bound), former(raw, bound)) << "bound " << bound;
+  }
+  EXPECT_EQ(fast.next(), raw.next());
+}
+
 // The same seed gives the same data; another seed gives other data.
 TEST(Data, SeededGeneratorsAreReproducible) {
   EXPECT_EQ(lab::random_floats(1000, -1, 1, 7), lab::random_floats(1000, -1, 1, 7));

@@ -44,6 +44,7 @@ class Rng {
 
  private:
   std::uint64_t m_state[4];
+  std::uint64_t m_bound = 0, m_limit = 0;  // below(): the last bound and its rejection limit
 };
 
 /// Shapes of data the labs test with.

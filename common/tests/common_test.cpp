@@ -6,9 +6,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <thread>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "helper_cuda.h"
 #include "helper_timer.h"
@@ -60,6 +66,28 @@ TEST(SdkTimer, ResetForgetsLapsAndKeepsRunning) {
   EXPECT_FALSE(sdkStartTimer(nullptr));
 }
 
+// Bounded draws give exactly what they gave when each call divided twice (for its rejection
+// limit and for the value): the limit kept from call to call and the power-of-two masks
+// change no value, nor how many raw numbers a draw takes.
+TEST(Data, BoundedDrawsAreTheSameAsBefore) {
+  auto former = [](lab::Rng& raw, std::uint64_t bound) {
+    const std::uint64_t limit = ~std::uint64_t{0} - (~std::uint64_t{0} % bound);
+    std::uint64_t x = raw.next();
+    while (x >= limit) x = raw.next();
+    return x % bound;
+  };
+  const std::uint64_t bounds[] = {1, 2, 3, 7, 41, 256, 1000, 65536, (1ull << 32) - 1, 1ull << 32, (1ull << 32) + 1,
+                                  1ull << 63, (1ull << 63) + 5, ~0ull};
+  lab::Rng fast(99), raw(99);
+  for (int round = 0; round < 300; ++round) {
+    for (const std::uint64_t bound : bounds) ASSERT_EQ(fast.below(bound), former(raw, bound)) << "bound " << bound;
+  }
+  for (const std::uint64_t bound : bounds) {  // the same bound many times in a row, as the generators ask it
+    for (int i = 0; i < 200; ++i) ASSERT_EQ(fast.below(bound), former(raw, bound)) << "bound " << bound;
+  }
+  EXPECT_EQ(fast.next(), raw.next());
+}
+
 // The same seed gives the same data; another seed gives other data.
 TEST(Data, SeededGeneratorsAreReproducible) {
   EXPECT_EQ(lab::random_floats(1000, -1, 1, 7), lab::random_floats(1000, -1, 1, 7));
@@ -103,6 +131,26 @@ TEST(Data, DistributionsHaveTheirShape) {
   EXPECT_GT(small, static_cast<long>(n / 2));  // P(1000 u^4 < 100) = 0.1^(1/4) ≈ 0.56
   for (unsigned v : skewed) ASSERT_LT(v, 1000u);
   EXPECT_STREQ(lab::to_string(lab::Distribution::FewUnique), "few_unique");
+}
+
+// reuse_freed_host_memory(): a 64 MB array comes from the heap (not a mapping of its own),
+// and once freed it stays with the process for the next one (no page faults paid again).
+TEST(Data, FreedHostMemoryIsReused) {
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
+  lab::reuse_freed_host_memory();
+  const std::size_t bytes = std::size_t{64} << 20;
+  const struct mallinfo2 before = mallinfo2();
+  void* block = std::malloc(bytes);
+  ASSERT_NE(block, nullptr);
+  std::memset(block, 1, bytes);
+  const struct mallinfo2 during = mallinfo2();
+  EXPECT_EQ(during.hblkhd, before.hblkhd) << "the 64 MB block was mapped on its own";
+  std::free(block);
+  const struct mallinfo2 after = mallinfo2();
+  EXPECT_GE(after.fordblks, bytes) << "the freed block went back to the system";
+#else
+  GTEST_SKIP() << "reuse_freed_host_memory() acts on glibc 2.33 and newer only";
+#endif
 }
 
 // A mismatch names the count, the first index, expected and actual values.

@@ -97,6 +97,29 @@ std::vector<float> signed_data(int n, lab::Seed seed) { return lab::integer_floa
 int small_data_max(int n) { return static_cast<int>(std::min<long long>(100, ((1LL << 24) - 1) / n)); }
 std::vector<float> small_data(int n, lab::Seed seed) { return lab::integer_floats(n, 0, small_data_max(n), seed); }
 
+// The device buffers of check_scan, kept from call to call: the tests make hundreds of
+// calls, and a buffer allocated and freed for each one costs more than a small call (in
+// the grader's judge programs each new buffer is also mapped into the worker process and
+// unmapped again). Each grows to the largest size asked and stays. Never freed: the CUDA
+// runtime may be gone by the time static destructors run. The grader's sanitizer runs
+// still see exact bounds: the worker copies each argument into an allocation of the size
+// labs/scan/lab.json's "bounds" give (n elements each).
+template <class T>
+lab::DeviceBuffer<T>& reused_buffer(int which, std::size_t count) {
+  static auto* buffers = new lab::DeviceBuffer<T>[2];
+  lab::DeviceBuffer<T>& buffer = buffers[which];
+  if (buffer.size() < count) buffer = lab::DeviceBuffer<T>(count);
+  return buffer;
+}
+
+// The first `count` elements of a (reused, possibly larger) device buffer.
+template <class T>
+std::vector<T> download_first(const lab::DeviceBuffer<T>& buffer, std::size_t count) {
+  std::vector<T> host(count);
+  if (count > 0) LAB_CUDA_CHECK(cudaMemcpy(host.data(), buffer.data(), count * sizeof(T), cudaMemcpyDeviceToHost));
+  return host;
+}
+
 // Runs scan `s` on device copies of `in` (and `flags`) and checks the result against
 // `expected` (exactly, or within `tol`), that the 64 floats after out[n - 1] and the
 // `offset` floats before out[0] are untouched, and that the inputs are unchanged.
@@ -110,16 +133,24 @@ void check_scan(Scan s, const std::vector<float>& in, const std::vector<int>& fl
   in_padded.insert(in_padded.end(), in.begin(), in.end());
   std::vector<int> flags_padded(offset, 0);
   if (s == Scan::Segmented) flags_padded.insert(flags_padded.end(), flags.begin(), flags.end());
-  lab::DeviceBuffer<float> din(in_padded), dout(static_cast<std::size_t>(offset) + n + guard);
-  lab::DeviceBuffer<int> dflags(s == Scan::Segmented ? flags_padded : std::vector<int>{});
-  dout.poison();
+  const std::size_t out_count = static_cast<std::size_t>(offset) + n + guard;
+  lab::DeviceBuffer<float>& din = reused_buffer<float>(0, in_padded.size());
+  lab::DeviceBuffer<float>& dout = reused_buffer<float>(1, out_count);
+  din.upload(in_padded);
+  LAB_CUDA_CHECK(cudaMemset(dout.data(), 0xFF, out_count * sizeof(float)));  // poison: all bits set
+  int* dflags = nullptr;
+  if (s == Scan::Segmented) {
+    lab::DeviceBuffer<int>& buffer = reused_buffer<int>(0, flags_padded.size());
+    buffer.upload(flags_padded);
+    dflags = buffer.data();
+  }
 
   // Run.
-  run_scan(s, din.data() + offset, s == Scan::Segmented ? dflags.data() + offset : nullptr, dout.data() + offset, n);
+  run_scan(s, din.data() + offset, dflags != nullptr ? dflags + offset : nullptr, dout.data() + offset, n);
   LAB_CUDA_CHECK(cudaDeviceSynchronize());
 
   // Verify.
-  const std::vector<float> out = dout.download();
+  const std::vector<float> out = download_first(dout, out_count);
   const std::vector<float> result(out.begin() + offset, out.begin() + offset + n);
   if (tol) {
     EXPECT_ARRAY_NEAR(expected, result, *tol) << name_of(s) << ": result differs by more than rounding allows";
@@ -131,8 +162,12 @@ void check_scan(Scan s, const std::vector<float>& in, const std::vector<int>& fl
   EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), lab::bits_of(after))
       << name_of(s) << " wrote past out[n - 1]: check the bounds of the last block";
   EXPECT_ARRAY_EQ(std::vector<unsigned>(offset, 0xFFFFFFFFu), lab::bits_of(before)) << name_of(s) << " wrote before out[0]";
-  EXPECT_ARRAY_EQ(in_padded, din.download()) << "input `in` was modified: scan into shared memory or `out`, not `in`";
-  if (s == Scan::Segmented) EXPECT_ARRAY_EQ(flags_padded, dflags.download()) << "input `head_flags` was modified";
+  EXPECT_ARRAY_EQ(in_padded, download_first(din, in_padded.size()))
+      << "input `in` was modified: scan into shared memory or `out`, not `in`";
+  if (s == Scan::Segmented) {
+    EXPECT_ARRAY_EQ(flags_padded, download_first(reused_buffer<int>(0, 0), flags_padded.size()))
+        << "input `head_flags` was modified";
+  }
 }
 
 // The usual case: exact comparison with the sequential result.

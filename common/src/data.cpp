@@ -187,14 +187,19 @@ std::vector<unsigned> random_uints(std::size_t n, std::uint64_t range, Distribut
   return v;
 }
 
-void reuse_freed_host_memory() {
+std::size_t reuse_freed_host_memory() {
 #if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
-  // Blocks under 1 GiB come from the heap, not from mappings of their own, and freed heap
-  // memory is kept (up to 1 GiB at the heap's top) for the next allocation.
-  constexpr int kKeep = 1 << 30;
-  (void)mallopt(M_MMAP_THRESHOLD, kKeep);
-  (void)mallopt(M_TRIM_THRESHOLD, kKeep);
+  // Blocks under the threshold come from the heap, not from mappings of their own, and
+  // freed heap memory is kept (up to 1 GiB at the heap's top) for the next allocation.
+  // Some versions of glibc refuse a threshold above 32 MiB on 64-bit systems.
+  for (const int threshold : {1 << 30, 32 << 20}) {
+    if (mallopt(M_MMAP_THRESHOLD, threshold) == 1) {
+      (void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
+      return static_cast<std::size_t>(threshold);
+    }
+  }
 #endif
+  return 0;
 }
 
 }  // namespace lab

@@ -75,7 +75,9 @@ std::vector<unsigned> random_uints(std::size_t n, std::uint64_t range, Distribut
 /// handing it back to the system and mapping it afresh for the next array: tests and
 /// benches make and drop many arrays of tens of MB, and each fresh mapping is paid again
 /// in page faults, one per 4 KiB touched (64 MB arrays: five times slower on a virtual
-/// machine). The test main and the bench call it first; a no-op outside glibc.
-void reuse_freed_host_memory();
+/// machine). The test main and the bench call it first. Returns the largest array size
+/// that now comes from the heap (1 GiB, or 32 MiB where the C library refuses more: the
+/// documented limit on 64-bit systems), 0 outside glibc or where it refuses both.
+std::size_t reuse_freed_host_memory();
 
 }  // namespace lab

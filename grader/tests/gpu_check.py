@@ -2,13 +2,16 @@
 
     python3 -m grader.tests.gpu_check solutions REPORT [--labs LAB ...]
     python3 -m grader.tests.gpu_check skeletons REPORT [--labs LAB ...]
+    python3 -m grader.tests.gpu_check time REPORT
 
 `solutions`: the reference solutions must earn every point: every lab PASS, its total its
 maximum, every automatically checked answer correct (none left to the instructor for
 want of a GPU line or a figure), every lecture step earned. `skeletons`: the student
 skeletons must earn no correctness point, and none may crash, hang or fail to build.
 Both need every expected lab in the report. Prints the verdict line; exit status 0 when
-it holds, 1 when not, 2 when the report cannot be read.
+it holds, 1 when not, 2 when the report cannot be read. `time` is no verdict: one line on
+where the grading run's time went (its stages, the longest parts of its labs, and what the
+benches' own accounts say of the timing stage), for the grading-time work.
 """
 
 from __future__ import annotations
@@ -91,9 +94,42 @@ def check_skeletons(report: dict[str, Any], expected: list[str]) -> tuple[bool, 
     return True, f"PASS {head} (no crash, hang or build error)"
 
 
+# A lab's parts in its report's "seconds" that the bench's own account splits (the rest of
+# "bench" is the bench process's start and end, the GPU's telemetry and any rerun).
+BENCH_PARTS = ("bench_calibration", "bench_workloads")
+
+
+def time_line(report: dict[str, Any], longest: int = 3) -> str:
+    """Where a grading run's time went: its stages, its `longest` lab parts, and the
+    benches' seconds (one at a time, in the timing stage) with what their JSON says of them."""
+    stages = report.get("seconds") if isinstance(report.get("seconds"), dict) else {}
+    head = ", ".join(f"{name} {value:.1f}" for name, value in stages.items() if isinstance(value, (int, float)))
+    parts: list[tuple[float, str]] = []
+    bench = dict.fromkeys(("bench", *BENCH_PARTS), 0.0)
+    timed = 0
+    for lab in report.get("labs") or []:
+        seconds = lab.get("seconds") if isinstance(lab, dict) and isinstance(lab.get("seconds"), dict) else {}
+        for name, value in seconds.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and name not in BENCH_PARTS:
+                parts.append((float(value), f"{lab.get('lab')} {name} {float(value):.1f}"))
+        if isinstance(seconds.get("bench"), (int, float)):
+            timed += 1
+            for name in bench:
+                value = seconds.get(name)
+                bench[name] += float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+    line = f"time: {head} s" if head else "time: no stage seconds"
+    if parts:
+        line += "; longest: " + ", ".join(text for _, text in sorted(parts, reverse=True)[:longest])
+    if timed:
+        rest = bench["bench"] - bench["bench_calibration"] - bench["bench_workloads"]
+        line += (f"; benches ({timed} lab{'s' * (timed != 1)}) {bench['bench']:.1f} s: calibration {bench['bench_calibration']:.1f}, "
+                 f"workloads {bench['bench_workloads']:.1f}, the rest {rest:.1f}")
+    return line
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m grader.tests.gpu_check", description=__doc__.split("\n\n")[0])
-    parser.add_argument("kind", choices=("solutions", "skeletons"))
+    parser.add_argument("kind", choices=("solutions", "skeletons", "time"))
     parser.add_argument("report", type=Path, help="the grader's report.json")
     parser.add_argument("--labs", nargs="*", default=[], help="the labs the report must hold")
     args = parser.parse_args(argv)
@@ -104,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"FAIL cannot read the report {args.report}: {exc}")
         return 2
+    if args.kind == "time":
+        print(time_line(report))
+        return 0
     ok, line = (check_solutions if args.kind == "solutions" else check_skeletons)(report, args.labs)
     print(line)
     return 0 if ok else 1

@@ -78,6 +78,26 @@ class SkeletonsTest(unittest.TestCase):
         self.assertIn("35 correctness points for a skeleton", line)
 
 
+class TimeTest(unittest.TestCase):
+    # Where a grade's time went: its stages, the longest lab parts (the bench's own account
+    # kept apart), and the benches with what their JSON says of them.
+    def test_line(self):
+        vector_add = lab("vectorAdd")
+        vector_add["seconds"] = {"tests": 4.0, "sanitizer": 2.0, "bench": 2.5, "bench_calibration": 0.25,
+                                 "bench_workloads": 1.0}
+        reduction = lab("reduction")
+        reduction["seconds"] = {"tests": 10.0, "sanitizer": 3.0, "bench": 1.5, "bench_workloads": 0.75, "gpu_wait": True}
+        skipped = lab("scan", status="PARTIAL")
+        skipped["seconds"] = {"tests": 12.5}
+        graded = report(vector_add, reduction, skipped)
+        graded["seconds"] = {"files": 0.02, "build": 1.44, "tests": 16.0, "timing": 4.0}
+        self.assertEqual(gpu_check.time_line(graded),
+                         "time: files 0.0, build 1.4, tests 16.0, timing 4.0 s; longest: scan tests 12.5, "
+                         "reduction tests 10.0, vectorAdd tests 4.0; benches (2 labs) 4.0 s: calibration 0.2, "
+                         "workloads 1.8, the rest 2.0")
+        self.assertEqual(gpu_check.time_line(report(lab("vectorAdd"))), "time: no stage seconds")
+
+
 class MainTest(unittest.TestCase):
     def run_main(self, *args: str) -> tuple[int, str]:
         out = io.StringIO()
@@ -97,6 +117,8 @@ class MainTest(unittest.TestCase):
             self.assertIn("cannot read the report", out)
             code, out = self.run_main("skeletons", str(Path(tmp) / "missing.json"))
             self.assertEqual(code, 2)
+            path.write_text(json.dumps(report(lab("vectorAdd"))))
+            self.assertEqual(self.run_main("time", str(path)), (0, "time: no stage seconds\n"))
 
 
 if __name__ == "__main__":

@@ -430,7 +430,8 @@ def growth_lines(by_spec: dict[str, list[dict]], top: int = 6) -> list[str]:
         now = students(spec)
         both = [name for name in now if name in base]
         if not both:
-            lines.append(f"same students, GPUs {spec} against GPUs {specs[0]}: none graded by both (no per-student figures)")
+            lines.append(f"same students, GPUs {spec} against GPUs {specs[0]}: none graded by both "
+                         "(no per-student figures)")
             continue
         n = len(both)
 
@@ -442,23 +443,28 @@ def growth_lines(by_spec: dict[str, list[dict]], top: int = 6) -> list[str]:
         stages = [(stage, mean_growth(lambda one, stage=stage: one["stages"].get(stage, 0.0))) for stage in STAGES]
         rest = grader - sum(value for _, value in stages)
         percent = f" ({100 * grader / base_grader:+.1f}%)" if base_grader else ""
-        lines.append(f"same students, GPUs {spec} against GPUs {specs[0]} ({n} graded by both): grader {grader:+.2f} s/st"
-                     f"{percent}; " + ", ".join(f"{stage} {value:+.2f}" for stage, value in stages)
-                     + f", rest {rest:+.2f}")
+        lines.append(f"same students, GPUs {spec} against GPUs {specs[0]} ({n} graded by both): "
+                     f"grader {grader:+.2f} s/st{percent}; "
+                     + ", ".join(f"{stage} {value:+.2f}" for stage, value in stages) + f", rest {rest:+.2f}")
         phases = sorted({(lab, phase) for name in both for one in (now[name], base[name])
                          for lab, seconds in one["labs"].items() for phase in seconds})
-        grown = sorted(((mean_growth(lambda one, lab=lab, phase=phase: one["labs"].get(lab, {}).get(phase, 0.0)), lab, phase)
-                        for lab, phase in phases), key=lambda item: -abs(item[0]))[:top]
+
+        def phase_growth(lab: str, phase: str) -> float:
+            return mean_growth(lambda one: one["labs"].get(lab, {}).get(phase, 0.0))
+
+        grown = sorted(((phase_growth(lab, phase), lab, phase) for lab, phase in phases),
+                       key=lambda item: -abs(item[0]))[:top]
         if grown:
             lines.append("  lab phases that changed most, s/st: "
                          + ", ".join(f"{lab} {phase} {value:+.2f}" for value, lab, phase in grown)
-                         + " (a lab's tests, sanitizer and bench set-up run side by side: they overlap)")
-        gpus = sorted({now[name]["gpu"] for name in both})
-        if len(gpus) > 1:
-            lines.append("  per GPU of GPUs " + spec + ": " + "; ".join(
-                f"{gpu} {sum(now[name]['grader_s'] - base[name]['grader_s'] for name in both if now[name]['gpu'] == gpu) / count:+.2f} s/st ({count} st.)"
-                for gpu in gpus
-                if (count := sum(1 for name in both if now[name]["gpu"] == gpu))))
+                         + " (the labs are graded side by side: their phases overlap)")
+        by_gpu: dict[str, list[float]] = {}
+        for name in both:
+            by_gpu.setdefault(now[name]["gpu"], []).append(now[name]["grader_s"] - base[name]["grader_s"])
+        if len(by_gpu) > 1:
+            lines.append(f"  per GPU of GPUs {spec}: " + "; ".join(
+                f"{gpu} {sum(grown_s) / len(grown_s):+.2f} s/st ({len(grown_s)} st.)"
+                for gpu, grown_s in sorted(by_gpu.items())))
     return lines
 
 

@@ -122,8 +122,9 @@ def time_line(report: dict[str, Any], longest: int = 3) -> str:
         line += "; longest: " + ", ".join(text for _, text in sorted(parts, reverse=True)[:longest])
     if timed:
         rest = bench["bench"] - bench["bench_calibration"] - bench["bench_workloads"]
-        line += (f"; benches ({timed} lab{'s' * (timed != 1)}) {bench['bench']:.1f} s: calibration {bench['bench_calibration']:.1f}, "
-                 f"workloads {bench['bench_workloads']:.1f}, the rest {rest:.1f}")
+        line += (f"; benches ({timed} lab{'s' * (timed != 1)}) {bench['bench']:.1f} s: "
+                 f"calibration {bench['bench_calibration']:.1f}, workloads {bench['bench_workloads']:.1f}, "
+                 f"the rest {rest:.1f}")
     return line
 
 

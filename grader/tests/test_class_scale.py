@@ -289,8 +289,8 @@ class TableTest(unittest.TestCase):
         self.assertEqual(lines, [
             "same students, GPUs 0,1 against GPUs 0 (2 graded by both): grader +0.90 s/st (+6.0%); files +0.00, "
             "build +0.00, tests +0.60, timing +0.05, rest +0.25",
-            "  lab phases that changed most, s/st: reduction tests +0.50, reduction sanitizer +0.15 (a lab's tests, "
-            "sanitizer and bench set-up run side by side: they overlap)",
+            "  lab phases that changed most, s/st: reduction tests +0.50, reduction sanitizer +0.15 (the labs are "
+            "graded side by side: their phases overlap)",
             "  per GPU of GPUs 0,1: 0 +0.60 s/st (1 st.); 1 +1.20 s/st (1 st.)"])
         self.assertEqual(class_scale.growth_lines({"0": one}), [])
         self.assertEqual(class_scale.growth_lines({"0": one, "0,1": [{"stages": {}}]}),

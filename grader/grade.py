@@ -159,10 +159,10 @@ def test_labs(options: Options, labs: list[str], kit: KitBuild, students: dict[s
         try:
             if lab in taken.missing and not options.plan.solution:
                 return fail(blank(options, lab, status.PASS), status.MISSING, taken.missing[lab]), stages
-            result = test_lab(options, lab, kit, students.get(lab), taken, stages.append)
-            if prestarter is not None:
-                prestarter.start(result, required_steps((manifests or {}).get(lab)))
-            return result, stages
+            # A lab whose tests passed sets its bench up at once, beside its sanitizer run.
+            passed = ((lambda tested: prestarter.start(tested, required_steps((manifests or {}).get(lab))))
+                      if prestarter is not None else None)
+            return test_lab(options, lab, kit, students.get(lab), taken, stages.append, passed), stages
         except Exception as exc:  # a grader bug must cost one lab, not the report
             return grader_failed(options, lab, exc), stages
 
@@ -170,17 +170,22 @@ def test_labs(options: Options, labs: list[str], kit: KitBuild, students: dict[s
 
 
 def test_lab(options: Options, lab: str, kit: KitBuild, student: build.StudentBuild | None,
-             taken: overlay.Overlay, stage: Callable[[str], None]) -> LabResult:
+             taken: overlay.Overlay, stage: Callable[[str], None],
+             passed: Callable[[LabResult], None] | None = None) -> LabResult:
     """Phase one of a lab whose build is done: build -> check -> test -> sanitize. The result
-    remembers the library under test for phase two (finish_lab)."""
+    remembers the library under test for phase two (finish_lab). `passed` is called with it
+    once its tests passed, before the sanitizer: the lab's bench may set up meanwhile (the
+    sanitizer never changes the lab's status; its findings cost points when it is scored)."""
     context = LabContext(options, lab, kit, student, taken, stage)
     result = blank(options, lab, status.PASS)
     for step in (building.run, checking.run, testing.run):
         if not step(context, result):
             return result
-    sanitizing.run(context, result)
     if result.status is status.PASS:
         result.implementation = context.implementation
+        if passed is not None:
+            passed(result)
+    sanitizing.run(context, result)
     return result
 
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
+import textwrap
 import unittest
 from pathlib import Path
 from unittest import mock
 
 from grader import config, gtest, sanitize
 from grader.proc import ProcResult
-from grader.tests.helpers import fake_gtest, fixture, write_script
+from grader.tests.helpers import fake_bench, fake_gtest, fixture, write_script
 from grader.tests.test_cli import CliTestCase
 
 ROOT = Path("/kit/build/grader/overlay")
@@ -254,6 +255,31 @@ class GradeWithSanitizerTest(FakeSanitizerTestCase):
         self.assertIn("vector_add_kernel at /kit/build/grader/overlay/labs/vectorAdd/vectorAdd.cu:21", out)
         self.assertIn("--tool memcheck", lab["reproduce"]["sanitizer"])
         self.assertEqual(len(self.calls()), 3)
+
+    # A lab whose tests passed sets its bench up beside its sanitizer run, not after it; the
+    # bench still times only once the sanitizer is done.
+    def test_bench_sets_up_beside_the_sanitizer(self):
+        from grader.tests.test_timing import GATED_BENCH_HEAD
+        spans = self.tmp / "spans"
+        for name in ("SPANS", "FAKE_SANITIZER_SPANS"):
+            os.environ[name] = str(spans)
+            self.addCleanup(os.environ.pop, name, None)
+        bench = fake_bench(self.bin / "vectorAdd_judge_bench", "bench-ok.json", argv_log=self.bench_log)
+        head, body = bench.read_text().split("\n", 1)
+        bench.write_text(head + "\n" + textwrap.dedent(GATED_BENCH_HEAD) + body)
+        config_file = self.tmp / "prestart.toml"
+        config_file.write_text("[grader]\nprestart_benches = 1\n")
+        code, out, err = self.main("--no-build", "--config", str(config_file), "vectorAdd", sanitizer=True)
+        self.assertEqual(code, 0, out + err)
+        events: dict[tuple[str, str], float] = {}
+        for line in spans.read_text().splitlines():
+            what, who, when = line.split()
+            events[(what, who)] = float(when)
+        tools_ended = [when for (what, who), when in events.items() if what == "end" and who != "vectorAdd"]
+        self.assertEqual(len(tools_ended), 3, events)
+        self.assertLess(events[("setup", "vectorAdd")], min(tools_ended), "the bench set up only after the sanitizer")
+        self.assertGreater(events[("go", "vectorAdd")], max(tools_ended), "the bench timed while the sanitizer ran")
+        self.assertEqual(self.report()["labs"][0]["performance"]["points"], 30)
 
     # A clean run costs nothing; the filter comes from the config.
     def test_clean_with_config(self):

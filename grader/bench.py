@@ -42,13 +42,15 @@ class BenchRun:
 def run_bench(binary: Path, *, seed: int, timeout: float, json_path: Path,
               reference: Path | None, variant: str, cwd: Path | None = None, impl: Path | None = None,
               graded_only: bool = True, time_variants: list[str] | None = None,
-              gate: proc.Gate | None = None, env: Mapping[str, str] | None = None) -> BenchRun:
+              gate: proc.Gate | None = None, env: Mapping[str, str] | None = None,
+              floors: Mapping[str, float] | None = None) -> BenchRun:
     """Run `binary` (a judge bench when `impl`, the library under test, is given); `reference`
     is the reference library to load, if one is known. With `graded_only` the bench times what
     the grade needs: the graded workloads' student and reference, the library and the roofline,
     and the `time_variants` (the lab's required variants, the student's and the reference's).
     With a `gate` the bench sets up, then waits for `gate.open()` before timing anything. `env`
-    holds environment overrides (the reproduce command names them)."""
+    holds environment overrides (the reproduce command names them). `floors` holds sampling
+    floors other than the bench's own ({"--warm-up": S, "--min-time": S})."""
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.unlink(missing_ok=True)  # a stale file must not pass for this run's
     options = [f"--seed={seed}"]
@@ -61,6 +63,7 @@ def run_bench(binary: Path, *, seed: int, timeout: float, json_path: Path,
         options.append("--graded-only")
     if time_variants:  # the lab's required variants, beside the reference's of the same names
         options += ["--time-variants", ",".join(time_variants)]
+    options += [f"{flag}={value:g}" for flag, value in (floors or {}).items()]
     command = proc.command_string([binary, *options], env)
     try:
         gated = [f"--gate-fd={gate.child_fd}"] if gate is not None else []

@@ -73,6 +73,12 @@ DEFAULTS: dict[str, Any] = {
         # queue in any case: on an H100 the graded ratios and the fairness table were the
         # same with 1 as with the driver's default.
         "bench_device_connections": 1,
+        # The judge's benches' sampling floors per workload: its untimed warm-up and its
+        # least sampling time, in seconds ("auto": the bench's own, 0.1 and 0.3). Lower ones
+        # time a class faster and each figure less steadily: check a course's choice with
+        # grader.tests.stability (totals of several gradings within 1%) before using it.
+        "bench_warm_up_s": "auto",
+        "bench_min_time_s": "auto",
         # Compile students' files where they can read only the toolchain, the system, the
         # kit's headers and build folder and their own folder (Linux Landlock): "auto" (where
         # the kernel has it and the kit's own file compiles inside it) or false.
@@ -337,6 +343,10 @@ _GRADER_KEYS: dict[str, Check] = {
                                 "a whole number from 0 (the driver's default) to 32"),
     "bench_device_connections": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 32,
                                  "a whole number from 0 (the driver's default) to 32"),
+    "bench_warm_up_s": (lambda v: v == "auto" or (_is_number(v) and 0 <= v <= 10),
+                        '"auto" or a number of seconds from 0 to 10'),
+    "bench_min_time_s": (lambda v: v == "auto" or (_is_number(v) and 0.01 <= v <= 5),
+                         '"auto" or a number of seconds from 0.01 to 5'),
     "configure_timeout_s": _TIMEOUT,
     "test_timeout_s": _TIMEOUT,
     "bench_timeout_s": _TIMEOUT,

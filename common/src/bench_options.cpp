@@ -77,6 +77,8 @@ std::vector<cli::Option> option_table(Options& o) {
       {"--quick", nullptr, "few samples: a smoke test, not a measurement", false,
        [&o](const std::string&) { o.quick = true; }},
       {"--no-cpu", nullptr, "skip timing the CPU version", false, [&o](const std::string&) { o.no_cpu = true; }},
+      {"--warm-up", "S", "untimed calls per workload before its samples, for this long (default 0.1)", false,
+       [&o](const std::string& v) { o.warm_up_seconds = number("--warm-up", v); }},
       {"--min-time", "S", "sampling time per workload, at least", false,
        [&o](const std::string& v) { o.min_seconds = number("--min-time", v); }},
       {"--max-time", "S", "sampling time per workload, at most", false,
@@ -122,6 +124,7 @@ void settle(const std::string& lab, Options& o) {
   }
   if (o.max_samples < std::max(1, o.min_samples)) refuse_options(lab, "--max-samples must be at least --min-samples");
   if (o.shift_mib < 0 || o.shift_mib > 65536) refuse_options(lab, "--shift-allocations takes 0 to 65536 (MiB)");
+  if (!(o.warm_up_seconds >= 0 && o.warm_up_seconds <= 10)) refuse_options(lab, "--warm-up takes 0 to 10 (seconds)");
 }
 
 }  // namespace

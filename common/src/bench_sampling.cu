@@ -224,10 +224,10 @@ namespace {
 
 // Warm-up: one checked call each (module loading, workspace growth), then ~100 ms more.
 void warm_up(std::vector<CandidateResult>& results, const Workload& w, DeviceBuffer<unsigned char>& flush,
-             Remote* remote, bool quick) {
+             Remote* remote, double seconds) {
   for (auto& r : results) sample(r, w, flush, remote, false);
   const auto warm0 = Clock::now();
-  while (seconds_since(warm0) < 0.1 && !quick) {
+  while (seconds_since(warm0) < seconds) {
     for (auto& r : results) {
       if (!r.failed) sample(r, w, flush, remote, false);
     }
@@ -338,7 +338,7 @@ void sample_workload(Workload& w, WorkloadResult& out, const Options& o, DeviceB
     if (r.c.role == Role::Reference) reference = &r;
   }
   if (remote != nullptr) remote->set_timing(true);
-  warm_up(results, w, flush, remote, o.quick);
+  warm_up(results, w, flush, remote, o.quick ? 0.0 : o.warm_up_seconds);
   sample_rounds(out, student, reference, w, stop_rule(o, w), flush, remote);
   if (remote != nullptr) remote->set_timing(false);
   for (auto& r : results) {

@@ -106,10 +106,17 @@ def run_bench(options: Options, result: LabResult, attempt: int, required: list[
                             json_path=layout.bench_json(options.results_dir, lab, attempt),
                             reference=found, variant=options.config.lab(lab).reference_variant, cwd=options.root,
                             impl=result.implementation, time_variants=required, gate=gate,
-                            env=bench_environment(options))
+                            env=bench_environment(options), floors=bench_floors(options))
     if timed.data is not None and gate is None:
         timed.data["telemetry"] = {"before": before, "after": gpu.telemetry()}
     return timed
+
+
+def bench_floors(options: Options) -> dict[str, float]:
+    """The judge's bench options for the config's sampling floors (none where "auto")."""
+    wanted = {"--warm-up": options.config.grader["bench_warm_up_s"],
+              "--min-time": options.config.grader["bench_min_time_s"]}
+    return {flag: float(value) for flag, value in wanted.items() if value != "auto"}
 
 
 def contradicted(timed: bench.BenchRun, settings: LabSettings) -> str:

@@ -93,6 +93,18 @@ class RunBenchTest(unittest.TestCase):
             self.assertNotIn("--json", run.command)
             self.assertIn("--seed=99 --reference /ref/libvectorAdd_solution.so", run.command)
 
+    # The config's sampling floors reach the binary and its reproduce command.
+    def test_floors(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            log = tmp / "argv"
+            binary = fake_bench(tmp / "vectorAdd_bench", "bench-ok.json", argv_log=log)
+            run = bench.run_bench(binary, seed=99, timeout=20, json_path=tmp / "b.json", reference=None,
+                                  variant="default", floors={"--warm-up": 0.05, "--min-time": 0.15})
+            self.assertIsNone(run.status, run.message)
+            self.assertEqual(json.loads(log.read_text())[-2:], ["--warm-up=0.05", "--min-time=0.15"])
+            self.assertIn("--warm-up=0.05 --min-time=0.15", run.command)
+
     # A judge bench is told the library under test, and a report of anything else than
     # what was asked (seed, reference variant, library) is not used.
     def test_workload_fixed_by_the_grader(self):

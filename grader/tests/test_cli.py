@@ -265,6 +265,16 @@ class GradeNoBuildTest(CliTestCase):
         self.assertEqual((seconds["bench_calibration"], seconds["bench_workloads"]), (0.35, 1.2))
         self.assertIn("bench", seconds)
 
+    # The config's sampling floors reach the judge's bench ("auto", the default, passes none).
+    def test_bench_floors_from_the_config(self):
+        self.fake_labs(self.bin)
+        config = self.tmp / "floors.toml"
+        config.write_text("[grader]\nbench_warm_up_s = 0.02\nbench_min_time_s = 0.1\n")
+        code, out, err = self.main("--no-build", "--config", str(config), "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        self.assertEqual(self.bench_calls()[0][-2:], ["--warm-up=0.02", "--min-time=0.1"])
+        self.assertIn("--warm-up=0.02 --min-time=0.1", self.report()["labs"][0]["reproduce"]["bench"])
+
     # --skip-bench: tests only, performance 0 with the reason, still PASS.
     def test_skip_bench(self):
         self.fake_labs(self.bin)

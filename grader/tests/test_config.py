@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 import unittest
 from pathlib import Path
+from types import SimpleNamespace
 
 from grader import config
 from grader.config import ConfigError
@@ -59,6 +60,19 @@ class DefaultsTest(ConfigTestCase):
         text = EXAMPLE.read_text()
         for key in [*config.DEFAULTS["grader"], *config.DEFAULTS["defaults"], "enabled"]:
             self.assertIn(key, text)
+
+
+class BenchFloorsTest(ConfigTestCase):
+    # The benches' sampling floors: "auto" or seconds in range; "auto" passes nothing on.
+    def test_values(self):
+        from grader.stages import timing
+        cfg = config.load(self.write("[grader]\nbench_warm_up_s = 0.05\nbench_min_time_s = 0.15\n"))
+        self.assertEqual(timing.bench_floors(SimpleNamespace(config=cfg)), {"--warm-up": 0.05, "--min-time": 0.15})
+        self.assertEqual(timing.bench_floors(SimpleNamespace(config=config.load(None))), {})
+        for bad in ('bench_warm_up_s = 11', 'bench_warm_up_s = -1', 'bench_min_time_s = 0', 'bench_min_time_s = "fast"',
+                    'bench_min_time_s = true'):
+            with self.assertRaises(config.ConfigError, msg=bad):
+                config.load(self.write(f"[grader]\n{bad}\n"))
 
 
 class OverrideTest(ConfigTestCase):

@@ -139,6 +139,7 @@ struct Options {
     return false;
   }
   long long size = 0;               ///< --size N: the lab's problem size (0: the lab's default)
+  double warm_up_seconds = 0.1;     ///< --warm-up S per workload: untimed calls before its samples
   double min_seconds = 0.3;         ///< --min-time S per workload
   double max_seconds = 6.0;         ///< --max-time S per workload
   int min_samples = 10;             ///< --min-samples N

@@ -243,11 +243,13 @@ class GradeTest(BatchTestCase):
         bob = self.submission("bob", "crash")
         roster = self.roster([("alice", "subs/alice"), ("bob", "subs/bob")])
         self.assertEqual(self.main(str(roster), "--out", str(self.out))[0], 1)
+        # The first run grades both, in the order their compiles finish (which varies with the cores).
+        self.assertEqual(sorted(self.calls_made()), ["alice", "bob"])
         (bob / "behaviour.txt").write_text("score 50")
         code, out, _ = self.main(str(roster), "--out", str(self.out), "--resume")
         self.assertEqual(code, 0, out)
         self.assertIn("[1/2] alice: 200.0/200 (resumed)", out)
-        self.assertEqual(self.calls_made(), ["alice", "bob", "bob"])
+        self.assertEqual(self.calls_made()[2:], ["bob"])  # the resumed run grades bob only
         self.assertEqual([row["status"] for row in self.gradebook()], ["ok", "vectorAdd PARTIAL; reduction PARTIAL"])
 
     # A grader past its time is stopped with SIGINT; its partial report says so.

@@ -219,7 +219,10 @@ class CorpusTest(unittest.TestCase):
         # of answer keys beside the submission).
         args += [arg.replace("{case}", str(CORPUS / case)) for arg in expect.get("grader_args", [])]
         env = {k: v for k, v in os.environ.items() if k not in ("LABKIT_GRADER_SECRET", "LABKIT_PRISTINE")}
+        start = time.monotonic()
         done = subprocess.run(args, capture_output=True, text=True, timeout=GRADER_TIMEOUT_S, cwd=KIT, env=env)
+        # Each case's grading time, for `bash .ci/gpu-check corpus` to plan its shards by.
+        print(f"[corpus {case}: graded in {time.monotonic() - start:.1f} s]", file=sys.stderr, flush=True)
         self.assertIn(done.returncode, (0, 1), f"the grader failed on {case}:\n{done.stdout}\n{done.stderr}")
         self.assertNotIn("Traceback", done.stdout + done.stderr)
         report_path = tmp / "report.json"

@@ -14,6 +14,10 @@
 
 #if defined(__GLIBC__)
 #include <malloc.h>
+// mallinfo2(), which the host-memory test reads, is glibc 2.33's.
+#if __GLIBC_PREREQ(2, 33)
+#define LABKIT_HAS_MALLINFO2 1
+#endif
 #endif
 
 #include "helper_cuda.h"
@@ -137,7 +141,7 @@ TEST(Data, DistributionsHaveTheirShape) {
 // took) comes from the heap, not a mapping of its own, and once freed it stays with the
 // process for the next one (no page faults paid again).
 TEST(Data, FreedHostMemoryIsReused) {
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
+#if defined(LABKIT_HAS_MALLINFO2)
   const std::size_t threshold = lab::reuse_freed_host_memory();
   ASSERT_GT(threshold, 0u) << "glibc took neither threshold";
   const std::size_t bytes = std::min(std::size_t{64} << 20, threshold / 2);

@@ -222,7 +222,8 @@ Sample sample(CandidateResult& r, const Workload& w, DeviceBuffer<unsigned char>
 
 namespace {
 
-// Warm-up: one checked call each (module loading, workspace growth), then ~100 ms more.
+// Warm-up: one checked call each (module loading, workspace growth), then `seconds` more
+// (--warm-up, 0.1 by default).
 void warm_up(std::vector<CandidateResult>& results, const Workload& w, DeviceBuffer<unsigned char>& flush,
              Remote* remote, double seconds) {
   for (auto& r : results) sample(r, w, flush, remote, false);

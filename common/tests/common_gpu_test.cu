@@ -38,6 +38,16 @@ TEST_F(CommonGpu, DeviceBufferRoundTrip) {
   lab::DeviceBuffer<int> moved = std::move(d);
   EXPECT_EQ(moved.size(), 1000u);
   EXPECT_EQ(d.data(), nullptr);
+  // A prefix comes back alone; a buffer kept from call to call grows only.
+  moved.upload(host);
+  EXPECT_ARRAY_EQ(std::vector<int>(host.begin(), host.begin() + 10), moved.download(10));
+  EXPECT_THROW(moved.download(1001), std::length_error);
+  const int* before = moved.data();
+  moved.grow_to(500);
+  EXPECT_EQ(moved.data(), before);
+  EXPECT_EQ(moved.size(), 1000u);
+  moved.grow_to(2000);
+  EXPECT_EQ(moved.size(), 2000u);
 }
 
 // The workspace only grows, and slots are independent.

@@ -74,7 +74,7 @@ int bait<int>() {
 template <class T>
 lab::DeviceBuffer<T>& reused_input(std::size_t count) {
   static auto* buffer = new lab::DeviceBuffer<T>();
-  if (buffer->size() < count) *buffer = lab::DeviceBuffer<T>(count);
+  buffer->grow_to(count);
   return *buffer;
 }
 
@@ -96,8 +96,7 @@ T run_reduction(void (*fn)(const T*, T*, int), const std::vector<T>& data, int o
   buffer.insert(buffer.end(), kGuard, bait<T>());
   lab::DeviceBuffer<T>& in = reused_input<T>(buffer.size());
   lab::DeviceBuffer<T>& out = reused_output<T>();
-  const std::size_t bytes = buffer.size() * sizeof(T);
-  LAB_CUDA_CHECK(cudaMemcpy(in.data(), buffer.data(), bytes, cudaMemcpyHostToDevice));
+  in.upload(buffer);
   out.poison(poison);
 
   // Run.
@@ -108,9 +107,7 @@ T run_reduction(void (*fn)(const T*, T*, int), const std::vector<T>& data, int o
   const std::vector<T> result = out.download();
   EXPECT_ARRAY_EQ(std::vector<unsigned>(kGuard, poison_word(poison)), lab::bits_of(std::vector<T>(result.begin() + 1, result.end())))
       << "something was written after out[0]: the output is a single element";
-  std::vector<T> after(buffer.size());
-  LAB_CUDA_CHECK(cudaMemcpy(after.data(), in.data(), bytes, cudaMemcpyDeviceToHost));
-  EXPECT_ARRAY_EQ(buffer, after) << "the input (or the memory around it) was modified";
+  EXPECT_ARRAY_EQ(buffer, in.download(buffer.size())) << "the input (or the memory around it) was modified";
   return result[0];
 }
 

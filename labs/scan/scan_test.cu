@@ -107,17 +107,8 @@ std::vector<float> small_data(int n, lab::Seed seed) { return lab::integer_float
 template <class T>
 lab::DeviceBuffer<T>& reused_buffer(int which, std::size_t count) {
   static auto* buffers = new lab::DeviceBuffer<T>[2];
-  lab::DeviceBuffer<T>& buffer = buffers[which];
-  if (buffer.size() < count) buffer = lab::DeviceBuffer<T>(count);
-  return buffer;
-}
-
-// The first `count` elements of a (reused, possibly larger) device buffer.
-template <class T>
-std::vector<T> download_first(const lab::DeviceBuffer<T>& buffer, std::size_t count) {
-  std::vector<T> host(count);
-  if (count > 0) LAB_CUDA_CHECK(cudaMemcpy(host.data(), buffer.data(), count * sizeof(T), cudaMemcpyDeviceToHost));
-  return host;
+  buffers[which].grow_to(count);
+  return buffers[which];
 }
 
 // Runs scan `s` on device copies of `in` (and `flags`) and checks the result against
@@ -137,7 +128,7 @@ void check_scan(Scan s, const std::vector<float>& in, const std::vector<int>& fl
   lab::DeviceBuffer<float>& din = reused_buffer<float>(0, in_padded.size());
   lab::DeviceBuffer<float>& dout = reused_buffer<float>(1, out_count);
   din.upload(in_padded);
-  LAB_CUDA_CHECK(cudaMemset(dout.data(), 0xFF, out_count * sizeof(float)));  // poison: all bits set
+  dout.poison();
   int* dflags = nullptr;
   if (s == Scan::Segmented) {
     lab::DeviceBuffer<int>& buffer = reused_buffer<int>(0, flags_padded.size());
@@ -150,7 +141,7 @@ void check_scan(Scan s, const std::vector<float>& in, const std::vector<int>& fl
   LAB_CUDA_CHECK(cudaDeviceSynchronize());
 
   // Verify.
-  const std::vector<float> out = download_first(dout, out_count);
+  const std::vector<float> out = dout.download(out_count);
   const std::vector<float> result(out.begin() + offset, out.begin() + offset + n);
   if (tol) {
     EXPECT_ARRAY_NEAR(expected, result, *tol) << name_of(s) << ": result differs by more than rounding allows";
@@ -162,10 +153,10 @@ void check_scan(Scan s, const std::vector<float>& in, const std::vector<int>& fl
   EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), lab::bits_of(after))
       << name_of(s) << " wrote past out[n - 1]: check the bounds of the last block";
   EXPECT_ARRAY_EQ(std::vector<unsigned>(offset, 0xFFFFFFFFu), lab::bits_of(before)) << name_of(s) << " wrote before out[0]";
-  EXPECT_ARRAY_EQ(in_padded, download_first(din, in_padded.size()))
+  EXPECT_ARRAY_EQ(in_padded, din.download(in_padded.size()))
       << "input `in` was modified: scan into shared memory or `out`, not `in`";
   if (s == Scan::Segmented) {
-    EXPECT_ARRAY_EQ(flags_padded, download_first(reused_buffer<int>(0, 0), flags_padded.size()))
+    EXPECT_ARRAY_EQ(flags_padded, reused_buffer<int>(0, 0).download(flags_padded.size()))
         << "input `head_flags` was modified";
   }
 }

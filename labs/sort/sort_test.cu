@@ -286,7 +286,6 @@ TEST(SortCpu, SortPairsIsStable) {
   EXPECT_EQ(values, (std::vector<unsigned>{1, 3, 4, 0, 2}));
 }
 
-// n = 0 touches nothing.
 // The tests' expected results (golden_sort) are the CPU sorts' (sort_keys_cpu: std::sort;
 // sort_pairs_cpu: the stable sort), on every distribution and around the radix passes'
 // byte boundaries.
@@ -312,6 +311,7 @@ TEST(SortCpu, GoldenSortAgreesWithTheCpuSorts) {
   }
 }
 
+// n = 0 touches nothing.
 TEST(SortCpu, ZeroLengthDoesNothing) {
   unsigned key = 7, value = 8;
   sort_keys_cpu(&key, 0);

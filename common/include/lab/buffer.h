@@ -86,10 +86,19 @@ class DeviceBuffer {
     if (!host.empty()) LAB_CUDA_CHECK(cudaMemcpy(m_ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
   }
   /// Copies the whole buffer to a new host vector.
-  std::vector<T> download() const {
-    std::vector<T> host(m_count);
-    if (m_count > 0) LAB_CUDA_CHECK(cudaMemcpy(host.data(), m_ptr, bytes(), cudaMemcpyDeviceToHost));
+  std::vector<T> download() const { return download(m_count); }
+  /// Copies the first `count` elements (at most size()) to a new host vector.
+  std::vector<T> download(std::size_t count) const {
+    if (count > m_count) throw std::length_error("DeviceBuffer::download: more elements asked than the buffer holds");
+    std::vector<T> host(count);
+    if (count > 0) LAB_CUDA_CHECK(cudaMemcpy(host.data(), m_ptr, count * sizeof(T), cudaMemcpyDeviceToHost));
     return host;
+  }
+  /// Makes room for at least `count` elements: a smaller buffer is replaced by a new one
+  /// (its contents are lost), a large enough one stays as it is. For a buffer kept from
+  /// call to call, which grows to the largest size asked.
+  void grow_to(std::size_t count) {
+    if (count > m_count) *this = DeviceBuffer(count);
   }
   /// Sets every byte to `value`; the default 0xFF makes floats NaN and integers -1 / max,
   /// so an element the code under test forgot to write cannot pass for a result.

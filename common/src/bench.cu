@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -119,17 +118,9 @@ struct Harness::State {
   Boundary student_boundary, reference_boundary;  // the boundary of each worker
   bool timing_begun = false;  // past the gate, and (judge programs) the boundary calibrated
   std::string first_graded;   // the first graded workload given to add_implementations()
-  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  detail::Clock::time_point started = detail::Clock::now();
   BenchSeconds seconds;       // where the run's wall time went (the JSON's "seconds")
 };
-
-namespace {
-
-double seconds_between(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
-  return std::chrono::duration<double>(to - from).count();
-}
-
-}  // namespace
 
 namespace {
 
@@ -211,11 +202,11 @@ void wait_for_gate(int& fd, const std::string& lab) {
 void Harness::begin_timing() {
   if (m->timing_begun) return;
   m->timing_begun = true;
-  const auto ready = std::chrono::steady_clock::now();
-  m->seconds.set_up = seconds_between(m->started, ready);
+  m->seconds.set_up = detail::seconds_since(m->started);
+  const auto ready = detail::Clock::now();
   wait_for_gate(m->opt.gate_fd, m->lab);
-  const auto go = std::chrono::steady_clock::now();
-  m->seconds.gate = seconds_between(ready, go);
+  m->seconds.gate = detail::seconds_since(ready);
+  const auto go = detail::Clock::now();
   if (m->remote != nullptr) {
     std::printf("judge: the implementations run in sandboxed worker processes\n%s", m->remote->describe().c_str());
     m->remote->set_timing(true);
@@ -228,7 +219,7 @@ void Harness::begin_timing() {
     }
     m->remote->set_timing(false);
   }
-  m->seconds.calibration = seconds_between(go, std::chrono::steady_clock::now());
+  m->seconds.calibration = detail::seconds_since(go);
 }
 
 Harness::~Harness() = default;
@@ -277,7 +268,7 @@ void time_cpu(Workload& w, WorkloadResult& out) {
 
 WorkloadResult Harness::measure(Workload& w) {
   begin_timing();
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = detail::Clock::now();
   const Options& o = m->opt;
   WorkloadResult out;
   out.name = w.name;
@@ -305,7 +296,7 @@ WorkloadResult Harness::measure(Workload& w) {
   if (w.restore) w.restore();
   for (auto& r : out.results) r.s = summarize(r.ms);
   out.pair = summarize(out.ratios);
-  out.seconds = seconds_between(start, std::chrono::steady_clock::now());
+  out.seconds = detail::seconds_since(start);
   m->seconds.workloads += out.seconds;
   return out;
 }

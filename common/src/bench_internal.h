@@ -7,6 +7,7 @@
 //   bench_report.cpp   the table, the answer lines and the JSON document
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,13 @@
 namespace lab::bench {
 
 namespace detail {
+
+using Clock = std::chrono::steady_clock;
+
+/// Wall seconds since `t0`.
+inline double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // ---- bench_options.cpp ----
 

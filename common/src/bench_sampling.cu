@@ -21,12 +21,6 @@
 namespace lab::bench::detail {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 // How many times a sample whose stamps the judge's clock contradicts is made again.
 constexpr int kRetakes = 3;
 // How many contradicted calls of a candidate the report describes.

@@ -173,27 +173,21 @@ def parse_spec(spec: str) -> tuple[str, int]:
 STAGES = ("files", "build", "tests", "timing")  # a report's "seconds", in the grader's order
 
 
-def stage_seconds(grades: Path, students: list[str]) -> dict[str, dict[str, float]]:
-    """Where the grading of `students` went, per GPU, summed over them: the grader process's
-    seconds (batch's status: what "busy" adds up) and its stages' (the report's "seconds":
-    files, build, tests, timing). Comparing a GPU set's figures with one GPU's shows which
-    stage grows where graders share the host. Students without a report or a status are left out."""
+def stage_seconds(per_student: dict[str, dict]) -> dict[str, dict[str, float]]:
+    """Where the grading of a part's students went, per GPU, summed over them (from
+    student_seconds): the grader process's seconds (batch's status: what "busy" adds up) and
+    its stages' (the report's "seconds": files, build, tests, timing). Comparing a GPU set's
+    figures with one GPU's shows which stage grows where graders share the host. Students
+    whose report gives no stage seconds are left out."""
     per_gpu: dict[str, dict[str, float]] = {}
-    for student in students:
-        try:
-            status = json.loads((grades / "status" / f"{student}.json").read_text())
-            report = json.loads((grades / "reports" / f"{student}.json").read_text())
-        except (OSError, ValueError):
+    for one in per_student.values():
+        if not one["stages"]:
             continue
-        seconds = report.get("seconds") if isinstance(report, dict) else None
-        if not isinstance(status, dict) or not isinstance(seconds, dict) or not status.get("seconds"):
-            continue
-        one = per_gpu.setdefault(str(status.get("gpu")), {"students": 0, "grader_s": 0.0, **dict.fromkeys(STAGES, 0.0)})
-        one["students"] += 1
-        one["grader_s"] += float(status["seconds"])
+        total = per_gpu.setdefault(one["gpu"], {"students": 0, "grader_s": 0.0, **dict.fromkeys(STAGES, 0.0)})
+        total["students"] += 1
+        total["grader_s"] += one["grader_s"]
         for stage in STAGES:
-            value = seconds.get(stage)
-            one[stage] += float(value) if isinstance(value, (int, float)) else 0.0
+            total[stage] += one["stages"].get(stage, 0.0)
     return per_gpu
 
 
@@ -247,12 +241,12 @@ def run_batch(out: Path, roster: Path, labs: list[str], gpus: str, grader_args: 
         timing = json.loads((grades / "timing.json").read_text())
     except (OSError, ValueError):
         timing = {}
+    per_student = student_seconds(grades, students or [])
     return {"gpus": gpus, "exit": done.returncode, "wall_s": round(wall, 1),
             "students": timing.get("students", 0), "kit_s": timing.get("kit_s"),
             "grading_s": timing.get("grading_s"), "per_gpu": timing.get("per_gpu", []),
             "used_gpus": timing.get("gpus", []), "builders": timing.get("builders"),
-            "compiles": timing.get("compiles"), "stages": stage_seconds(grades, students or []),
-            "per_student": student_seconds(grades, students or [])}
+            "compiles": timing.get("compiles"), "stages": stage_seconds(per_student), "per_student": per_student}
 
 
 def keep_run(out: Path, index: int, gpus: str) -> Path:

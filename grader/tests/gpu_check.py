@@ -99,24 +99,29 @@ def check_skeletons(report: dict[str, Any], expected: list[str]) -> tuple[bool, 
 BENCH_PARTS = ("bench_calibration", "bench_workloads")
 
 
+def _seconds(found: Any) -> dict[str, float]:
+    """The numbers of a report's "seconds" object (anything else left out)."""
+    if not isinstance(found, dict):
+        return {}
+    return {str(name): float(value) for name, value in found.items()
+            if isinstance(value, (int, float)) and not isinstance(value, bool)}
+
+
 def time_line(report: dict[str, Any], longest: int = 3) -> str:
     """Where a grading run's time went: its stages, its `longest` lab parts, and the
     benches' seconds (one at a time, in the timing stage) with what their JSON says of them."""
-    stages = report.get("seconds") if isinstance(report.get("seconds"), dict) else {}
-    head = ", ".join(f"{name} {value:.1f}" for name, value in stages.items() if isinstance(value, (int, float)))
+    head = ", ".join(f"{name} {value:.1f}" for name, value in _seconds(report.get("seconds")).items())
     parts: list[tuple[float, str]] = []
     bench = dict.fromkeys(("bench", *BENCH_PARTS), 0.0)
     timed = 0
     for lab in report.get("labs") or []:
-        seconds = lab.get("seconds") if isinstance(lab, dict) and isinstance(lab.get("seconds"), dict) else {}
-        for name, value in seconds.items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and name not in BENCH_PARTS:
-                parts.append((float(value), f"{lab.get('lab')} {name} {float(value):.1f}"))
-        if isinstance(seconds.get("bench"), (int, float)):
+        seconds = _seconds(lab.get("seconds")) if isinstance(lab, dict) else {}
+        parts += [(value, f"{lab.get('lab')} {name} {value:.1f}") for name, value in seconds.items()
+                  if name not in BENCH_PARTS]
+        if "bench" in seconds:
             timed += 1
             for name in bench:
-                value = seconds.get(name)
-                bench[name] += float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+                bench[name] += seconds.get(name, 0.0)
     line = f"time: {head} s" if head else "time: no stage seconds"
     if parts:
         line += "; longest: " + ", ".join(text for _, text in sorted(parts, reverse=True)[:longest])

@@ -15,6 +15,7 @@ from grader import config, gtest, sanitize
 from grader.proc import ProcResult
 from grader.tests.helpers import fake_bench, fake_gtest, fixture, write_script
 from grader.tests.test_cli import CliTestCase
+from grader.tests.test_timing import GATED_BENCH_HEAD
 
 ROOT = Path("/kit/build/grader/overlay")
 
@@ -259,7 +260,6 @@ class GradeWithSanitizerTest(FakeSanitizerTestCase):
     # A lab whose tests passed sets its bench up beside its sanitizer run, not after it; the
     # bench still times only once the sanitizer is done.
     def test_bench_sets_up_beside_the_sanitizer(self):
-        from grader.tests.test_timing import GATED_BENCH_HEAD
         spans = self.tmp / "spans"
         for name in ("SPANS", "FAKE_SANITIZER_SPANS"):
             os.environ[name] = str(spans)

@@ -205,29 +205,12 @@ def find_ncu(given: str | None = None) -> str | None:
     return next((str(c) for c in candidates if proc.is_executable(c)), None)
 
 
-# Every metric by its key, and the ncu metrics each key of answers.PROFILE_METRICS is read from.
-ALL_METRICS = {**CORE_METRICS, **STALL_METRICS, **MEMORY_METRICS, **EFFICIENCY_METRICS}
-DERIVED = {"sectors_per_request": ("global_ld_sectors", "global_ld_requests")}
-
-
-def only_metrics(keys: list[str]) -> dict[str, str]:
-    """The ncu metrics that give `keys` (answers' profile figures), with the duration (a
-    candidate's figure is its longest kernel's); KeyError for a key no metric gives."""
-    wanted = {"duration_ns": CORE_METRICS["duration_ns"]}
-    for key in keys:
-        for part in DERIVED.get(key, (key,)):
-            wanted[part] = ALL_METRICS[part]
-    return wanted
-
-
 def profile(ncu: str, bench: Path, candidate: str, *, size: int | None, seed: int,
-            memory: bool, timeout: float = TIMEOUT_S, time_variants: tuple[str, ...] = (),
-            metrics: dict[str, str] | None = None) -> tuple[list[Kernel], list[str]]:
+            memory: bool, timeout: float = TIMEOUT_S, time_variants: tuple[str, ...] = ()) -> tuple[list[Kernel], list[str]]:
     """Profile `candidate` ("student", "reference", or a variant such as "ref:tiled" that
     `time_variants` has the bench time) of the bench's graded workload: its kernels and the
-    metrics this ncu did not know (it is asked again without them). `metrics` (only_metrics)
-    narrows what is asked: each metric group costs ncu a replay of every kernel."""
-    wanted = metrics or {**CORE_METRICS, **STALL_METRICS, **({**MEMORY_METRICS, **EFFICIENCY_METRICS} if memory else {})}
+    metrics this ncu did not know (it is asked again without them)."""
+    wanted = {**CORE_METRICS, **STALL_METRICS, **({**MEMORY_METRICS, **EFFICIENCY_METRICS} if memory else {})}
     found, said, code = _ncu(ncu, bench, candidate, wanted, size=size, seed=seed, timeout=timeout,
                              time_variants=time_variants)
     dropped: list[str] = []
@@ -318,15 +301,6 @@ def question_candidates(lab: manifest.Lab) -> list[str]:
     return list(dict.fromkeys(q.candidate for q in lab.questions if q.check == "profile" and q.candidate))
 
 
-def question_metrics(lab: manifest.Lab) -> dict[str, list[str]]:
-    """The figures the lab's "profile" questions read, per candidate they name."""
-    wanted: dict[str, list[str]] = {}
-    for q in lab.questions:
-        if q.check == "profile" and q.candidate and q.metric and q.metric not in wanted.setdefault(q.candidate, []):
-            wanted[q.candidate].append(q.metric)
-    return wanted
-
-
 def variants_to_time(candidates: list[str]) -> tuple[str, ...]:
     """The bench's --time-variants for these candidates: "ref:tiled" and "tiled" need "tiled"."""
     names = [c.removeprefix("ref:") for c in candidates if c not in ("student", "reference")]
@@ -339,22 +313,17 @@ def _figures(results: dict[str, list[Kernel]]) -> dict[str, Any]:
 
 
 def profile_candidates(bench: Path, candidates: list[str], *, ncu: str, size: int | None = None, seed: int = 1,
-                       timeout: float = TIMEOUT_S, say=None,
-                       only: dict[str, list[str]] | None = None) -> tuple[dict[str, list[Kernel]], list[str]]:
+                       timeout: float = TIMEOUT_S, say=None) -> tuple[dict[str, list[Kernel]], list[str]]:
     """Each candidate's kernels (memory and efficiency metrics included), and the metrics
-    this ncu did not know. With `only` ({candidate: figure keys}, question_metrics), each
-    candidate is asked for those figures alone (and its kernels' durations): what a grading
-    run checks, in far fewer of ncu's replays. ProfileError (or proc.LaunchError) says why
-    it could not be taken."""
+    this ncu did not know. ProfileError (or proc.LaunchError) says why it could not be taken."""
     results: dict[str, list[Kernel]] = {}
     dropped: list[str] = []
     steps = variants_to_time(candidates)
     for who in candidates:
         if say is not None:
             say(f"profiling {who} with {Path(ncu).name} (each kernel is replayed: this takes a while)...")
-        narrow = only_metrics(only[who]) if only is not None and who in only else None
         results[who], missing = profile(ncu, bench, who, size=size, seed=seed, memory=True, timeout=timeout,
-                                        time_variants=steps, metrics=narrow)
+                                        time_variants=steps)
         dropped = dropped or missing
     return results, dropped
 

@@ -12,8 +12,7 @@ Only the instructor's batch uses it (`grader batch` passes `--profile-cache DIR/
 to each grader): a grading run without the option never reads figures from a file, since
 on a machine where students run steps of their own (a Classroom runner) a file could be
 theirs. The cache is a JSON file per lab and key in that folder. The key holds what
-the figures depend on: the profiled program's contents (SHA-256), the candidates and the
-figures asked of each (a grading run asks ncu only for what its questions read), ncu's
+the figures depend on: the profiled program's contents (SHA-256), the candidates, ncu's
 path, size and modification time (a new ncu, new figures), and the GPU's name and UUID
 (each GPU of a host measures for itself). The data seed is not in it: the profiled
 workloads draw their values with the same distribution whatever the seed, and a
@@ -47,15 +46,12 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def key(bench: Path, candidates: list[str], ncu: str, gpu_name: str, gpu_uuid: str,
-        figures: dict[str, list[str]] | None = None) -> dict[str, Any]:
-    """What the figures depend on (see the module's docstring), and which figures were taken
-    (`figures`: per candidate, the questions' metrics; a grading run asks ncu for those
-    alone). OSError when the bench or ncu cannot be read."""
+def key(bench: Path, candidates: list[str], ncu: str, gpu_name: str, gpu_uuid: str) -> dict[str, Any]:
+    """What the figures depend on (see the module's docstring). OSError when the bench or
+    ncu cannot be read."""
     tool = Path(ncu).resolve()
     stat = tool.stat()
     return {"bench_sha256": file_digest(bench), "candidates": list(candidates),
-            "figures": {who: list(keys) for who, keys in (figures or {}).items()},
             "ncu": {"path": str(tool), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns},
             "gpu": {"name": gpu_name, "uuid": gpu_uuid}}
 

@@ -138,22 +138,19 @@ def take_profile(options: Options, result: LabResult, lab: manifest.Lab) -> dict
         result.notes.append(f"profiler questions: {bench_path.name} is not built: their points are pending")
         return None
     devices = gpu.devices()
-    asked = profile.question_metrics(lab)
     # The instructor's batch (--profile-cache): the same kit, GPU and ncu give the same
     # figures, so they are taken once and kept in the batch's own folder (grader/profile_cache.py).
     cache, wanted = options.profile_cache, None
     if cache is not None:
         try:
             wanted = profile_cache.key(bench_path, candidates, ncu, devices[0].name if devices else "",
-                                       devices[0].uuid if devices else "", asked)
+                                       devices[0].uuid if devices else "")
         except OSError:
             wanted = None
     if wanted is not None and (kept := profile_cache.load(cache, lab.name, wanted)) is not None:
         return kept
     try:
-        # Only the figures the questions read (and the kernels' durations): ncu replays each
-        # kernel once per group of metrics, and the stalls and occupancy take many groups.
-        found, _ = profile.profile_candidates(bench_path, candidates, ncu=ncu, seed=options.seed, only=asked)
+        found, _ = profile.profile_candidates(bench_path, candidates, ncu=ncu, seed=options.seed)
     except (profile.ProfileError, proc.LaunchError) as exc:
         first = (str(exc).splitlines() or [""])[0]
         result.notes.append(f"profiler questions: the profile could not be taken ({first}): their points are pending")

@@ -13,7 +13,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import answers, build, cli, config, formats, gpu, grade, profile, report, score, status
+from grader import build, cli, config, formats, gpu, grade, profile, report, score, status
 from grader.tests.helpers import make_kit, write_script
 
 DETAILS = '''==PROF== Connected to process 4242
@@ -151,26 +151,6 @@ class Command(FakeNcu):
         self.assertIn(profile.MEMORY_METRICS["global_ld_sectors"], calls[0][calls[0].index("--metrics") + 1])
         saved = json.loads((self.tmp / "p.json").read_text())
         self.assertEqual(saved["student"][0]["metrics"]["dram_pct"], 88.5)
-
-    def test_a_grading_run_asks_only_for_its_questions_figures(self):
-        """profile_candidates with `only`: each candidate's ncu run asks for the figures its
-        questions read and the kernels' durations, none of the stalls or occupancy."""
-        found, dropped = profile.profile_candidates(
-            self.bench, ["ref:tiled", "ref:copy"], ncu=str(self.ncu),
-            only={"ref:tiled": ["shared_efficiency_pct"], "ref:copy": ["sectors_per_request", "dram_pct"]})
-        self.assertEqual(dropped, [])
-        asked = [c[c.index("--metrics") + 1].split(",") for c in self.calls()]
-        self.assertEqual(asked[0], [profile.CORE_METRICS["duration_ns"],
-                                    profile.EFFICIENCY_METRICS["shared_efficiency_pct"]])
-        self.assertEqual(sorted(asked[1]), sorted([profile.CORE_METRICS["duration_ns"],
-                                                   profile.MEMORY_METRICS["global_ld_sectors"],
-                                                   profile.MEMORY_METRICS["global_ld_requests"],
-                                                   profile.CORE_METRICS["dram_pct"]]))
-        self.assertEqual([c[c.index("--time-variants") + 1] for c in self.calls()], ["tiled,copy"] * 2)
-        self.assertEqual(set(found), {"ref:tiled", "ref:copy"})
-        # Every figure a question may read has its metrics.
-        for key in answers.PROFILE_METRICS:
-            self.assertGreater(len(profile.only_metrics([key])), 1, key)
 
     def test_an_older_ncu_gets_the_core_metrics(self):
         os.environ["FAKE_NCU_MODE"] = "old"

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
 
-from grader import answers, gpu, layout, manifest, profile, profile_cache
+from grader import answers, gpu, layout, manifest, profile
 from grader.answers import Question
 from grader.stages import scoring
 
@@ -191,7 +191,7 @@ class WhereTheProfileComesFrom(unittest.TestCase):
         taken = {}
 
         def fake(bench, candidates, **kwargs):
-            taken["bench"], taken["candidates"], taken["only"] = bench, candidates, kwargs.get("only")
+            taken["bench"], taken["candidates"] = bench, candidates
             return {c: [profile.Kernel("k", 1, {"shared_efficiency_pct": 6.06})] for c in candidates}, []
 
         result = SimpleNamespace(lab="transpose", notes=[])
@@ -201,9 +201,6 @@ class WhereTheProfileComesFrom(unittest.TestCase):
             figures = scoring.take_profile(options(self.build, submission=Path(self.tmp.name)), result, self.lab)
         self.assertEqual(taken["bench"].name, "transpose_solution_bench")
         self.assertEqual(taken["candidates"], ["ref:per_element", "ref:tiled", "ref:tiled_padded"])
-        # Only the figures the questions read are asked for (fewer of ncu's replays).
-        self.assertEqual(taken["only"], {"ref:per_element": ["global_st_efficiency_pct"],
-                                         "ref:tiled": ["shared_efficiency_pct"], "ref:tiled_padded": ["dram_pct"]})
         self.assertEqual(figures["ref:tiled"][0]["metrics"], {"shared_efficiency_pct": 6.06})  # ncu's, not the file's
 
     def test_a_forged_file_is_never_read(self):
@@ -290,12 +287,6 @@ class ProfileCacheTest(unittest.TestCase):
         self.assertEqual(self.taken, 4)
         self.take(self.cache)
         self.assertEqual(self.taken, 4)  # and that last one is kept
-        # Figures taken for other questions (another metric) are not these.
-        one = profile_cache.key(self.bench, ["ref:tiled"], str(self.ncu), "H100", "GPU-a", {"ref:tiled": ["dram_pct"]})
-        other = profile_cache.key(self.bench, ["ref:tiled"], str(self.ncu), "H100", "GPU-a",
-                                  {"ref:tiled": ["shared_efficiency_pct"]})
-        self.assertNotEqual(profile_cache.path_for(self.cache, "transpose", one),
-                            profile_cache.path_for(self.cache, "transpose", other))
 
     def test_a_file_that_is_not_whole_is_a_miss(self):
         self.take(self.cache)

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 
 from grader import build, gpu, gpu_lock, overlay, proc, status
-from grader.outcome import GradingRun, LabResult, Progress, blank, clocked, fail, grader_failed, now
+from grader.outcome import GradingRun, LabResult, Progress, blank, clocked, fail, grader_failed, now, start_run_clock
 from grader.plan import SOLUTION, Options, Plan
 from grader.schedule import Prestarter, parallel_labs, prestart_slots, save_lab_seconds, side_by_side
 from grader.stages import building, checking, sanitizing, scoring, testing, timing
@@ -45,6 +45,7 @@ def grade(options: Options, labs: list[str], progress: Progress,
     `checkpoint(run)` is called after each lab (e.g. to write the report so far)."""
     run = GradingRun(options, started=now())
     prestarter: Prestarter | None = None
+    start_run_clock()
     last = time.monotonic()
 
     def phase_done(phase: str) -> None:

@@ -92,6 +92,10 @@ class TestRun:
     running_test: str | None = None  # the test a crash or a hang happened in
     command: str = ""  # reproduces the whole run
     output: str = ""  # output tail, kept for crashes, hangs and errors
+    # The seconds the binary reported for its tests (GoogleTest's "time", from the first
+    # test's start to the last one's end; the slowest shard's), None when it wrote none:
+    # the rest of the run's wall time went to the process's start and end.
+    binary_s: float | None = None
 
     def reproduce(self, test: str) -> str:
         """A command that runs only `test`, with this run's seed."""
@@ -177,8 +181,10 @@ def _run_shards(binary: Path, groups: list[list[str]], listed: list[str], *, see
             return TestRun(code, worst.message, tests=tests, running_test=worst.running_test, command=command,
                            output=worst.output)
     code, message = summarize_run(tests)
+    known = [run.binary_s for run in runs if run.binary_s is not None]
     return TestRun(code, message, tests=tests, command=command,
-                   output="\n".join(run.output for run in runs if run.output))
+                   output="\n".join(run.output for run in runs if run.output),
+                   binary_s=max(known) if known else None)
 
 
 def list_tests(binary: Path, *, seed: int, timeout: float, cwd: Path | None = None,
@@ -251,13 +257,25 @@ def classify(result: proc.ProcResult, data: dict[str, Any] | None, *, timeout: f
         return TestRun(status.ERROR, f"unreadable GoogleTest JSON ({exc}): is this a GoogleTest binary?",
                        command=command, output=result.output_tail())
     missing = unreported(listed, tests, None, NOT_RUN, NOT_RUN)
+    spent = binary_seconds(data)
     if result.signal:
         # Results were written, then the process died (e.g. in a destructor at exit).
         return TestRun(status.CRASH, tests=tests + missing, command=command, output=result.output_tail(),
-                       message=f"crashed with {result.signal_name} after the tests finished (at exit)")
+                       message=f"crashed with {result.signal_name} after the tests finished (at exit)",
+                       binary_s=spent)
     code, message = summarize_run(tests + missing)
     return TestRun(code, message, tests=tests + missing, command=command,
-                   output=result.output_tail() if missing else "")
+                   output=result.output_tail() if missing else "", binary_s=spent)
+
+
+def binary_seconds(data: dict[str, Any]) -> float | None:
+    """GoogleTest's own "time" of the whole run ("2.812s"), or None when absent or unreadable."""
+    value = data.get("time")
+    try:
+        seconds = float(str(value).rstrip("s"))
+    except ValueError:
+        return None
+    return round(seconds, 3) if value is not None and 0 <= seconds < 1e6 else None
 
 
 def summarize_run(tests: list[TestResult]) -> tuple[ResultCode, str]:

@@ -48,6 +48,9 @@ class LabResult:
     # The write-up graded by hand (labs/<lab>/WRITEUP.md): recorded, its form checked, no points here.
     writeup: writeup.WriteupResult | None = None
     seconds: dict[str, float] = field(default_factory=dict)  # stage -> wall time (checks, tests, sanitizer, bench)
+    # stage -> when it ran: [start, end] in seconds since the grading run began (start_run_clock),
+    # one pair each time it ran; shows which labs' stages overlapped (a diagnostic).
+    spans: dict[str, list[list[float]]] = field(default_factory=dict)
     test_shards: int = 1  # processes that ran the tests side by side (test_shards)
     # --profile: Nsight Compute's figures of the graded call ({"text", "kernels"}), or why
     # none were taken ({"error"}); feedback only, never part of the score.
@@ -94,15 +97,32 @@ class Progress(Protocol):
     def lab_finished(self, result: LabResult) -> None: ...
 
 
+# When the grading run began (grade.run restarts it): the origin of every span.
+_run_origin = time.monotonic()
+
+
+def start_run_clock() -> None:
+    """The grading run begins now: spans count from here."""
+    global _run_origin
+    _run_origin = time.monotonic()
+
+
+def note_span(result: LabResult, stage: str, start: float, end: float) -> None:
+    """Records that `stage` of `result`'s lab ran from `start` to `end` (time.monotonic())."""
+    result.spans.setdefault(stage, []).append([round(start - _run_origin, 2), round(end - _run_origin, 2)])
+
+
 @contextlib.contextmanager
 def clocked(result: LabResult, stage: str) -> Iterator[None]:
     """Adds the wall time of the block to result.seconds[stage] (shown in the report, so
-    an instructor sees where a class's grading time goes)."""
+    an instructor sees where a class's grading time goes), and its span."""
     start = time.monotonic()
     try:
         yield
     finally:
-        result.seconds[stage] = round(result.seconds.get(stage, 0.0) + time.monotonic() - start, 2)
+        end = time.monotonic()
+        result.seconds[stage] = round(result.seconds.get(stage, 0.0) + end - start, 2)
+        note_span(result, stage, start, end)
 
 
 # A grading run's phases, in order, with what each holds (GradingRun.seconds).

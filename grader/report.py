@@ -148,6 +148,7 @@ def _lab_json(lab: LabResult) -> dict[str, Any]:
         "notes": lab.notes,
         "bench_runs": lab.bench_runs,
         "seconds": lab.seconds,
+        "spans": lab.spans,
         "profile": lab.profile,
         "total": lab.total,
         "max": lab.max,

@@ -8,7 +8,7 @@ import concurrent.futures
 import time
 
 from grader import layout, sanitize, status, variants
-from grader.outcome import LabResult
+from grader.outcome import LabResult, note_span
 from grader.stages.context import LabContext, kit_manifests, testing_environment
 
 # The judge's option for the sanitizer's runs: the worker calls the student's code on copies
@@ -25,7 +25,9 @@ def run(ctx: LabContext, result: LabResult) -> None:
         run_sanitizer(ctx, result)
         fixes.result()
     if (result.sanitizer is not None and result.sanitizer.ran) or any(result.fix_checks.values()):
-        result.seconds["sanitizer"] = round(time.monotonic() - start, 2)
+        end = time.monotonic()
+        result.seconds["sanitizer"] = round(end - start, 2)
+        note_span(result, "sanitizer", start, end)
 
 
 def run_sanitizer(ctx: LabContext, result: LabResult) -> None:

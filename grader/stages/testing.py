@@ -30,6 +30,8 @@ def run(ctx: LabContext, result: LabResult) -> bool:
                                 json_path=layout.gtest_json(options.results_dir, lab), cwd=options.root,
                                 extra_args=ctx.judge_args, shards=result.test_shards,
                                 env=testing_environment(options))
+    if tests.binary_s is not None:  # the rest of "tests" is the processes' start and end
+        result.seconds["tests_in_binary"] = round(tests.binary_s, 2)
     _score(ctx, result, tests)
     if result.status is status.PASS:
         ctx.stage(result.message)

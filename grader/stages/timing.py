@@ -4,9 +4,11 @@ bench.py's rerun policy, and the scored run becomes the performance score."""
 
 from __future__ import annotations
 
+import time
+
 from grader import bench, gpu, layout, proc, score, status
 from grader.config import LabSettings
-from grader.outcome import LabResult, clocked, fail
+from grader.outcome import LabResult, clocked, fail, note_span
 from grader.plan import Options
 from grader.stages.context import LabContext, bench_environment, reference, required_steps
 
@@ -101,6 +103,7 @@ def run_bench(options: Options, result: LabResult, attempt: int, required: list[
     lab = result.lab
     found, _ = reference(options, lab)
     before = gpu.telemetry(max_age_s=gpu.TELEMETRY_REUSE_S) if gate is None else None
+    started = time.monotonic()
     timed = bench.run_bench(layout.judge_bench_path(options.build_dir, lab), seed=options.seed,
                             timeout=options.config.grader["bench_timeout_s"],
                             json_path=layout.bench_json(options.results_dir, lab, attempt),
@@ -109,7 +112,22 @@ def run_bench(options: Options, result: LabResult, attempt: int, required: list[
                             env=bench_environment(options), floors=bench_floors(options))
     if timed.data is not None and gate is None:
         timed.data["telemetry"] = {"before": before, "after": gpu.telemetry()}
+    note_bench_spans(result, timed.data, started)
     return timed
+
+
+def note_bench_spans(result: LabResult, data: object, started: float) -> None:
+    """The spans of a bench run's set-up and of its wait at the gate, from its JSON's
+    "seconds" (the bench's own clock, from the process's start at `started`). A diagnostic."""
+    spent = data.get("seconds") if isinstance(data, dict) else None
+    if not isinstance(spent, dict):
+        return  # an older bench, or none
+    set_up, gate = spent.get("set_up"), spent.get("gate", 0.0)
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e6 for v in (set_up, gate)):
+        return
+    note_span(result, "bench_set_up", started, started + set_up)
+    if gate > 0:
+        note_span(result, "bench_gate", started + set_up, started + set_up + gate)
 
 
 def bench_floors(options: Options) -> dict[str, float]:

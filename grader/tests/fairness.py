@@ -32,6 +32,10 @@ The ungraded workloads include calls of a few tens of microseconds, mostly kerne
 launches (sort at n = 16384: about a hundred launches). Their time depends on how fast
 the host process launches, which differs between the bench and the sandboxed worker by
 more than 2%; the graded workloads are sized so that the GPU's work dominates.
+
+Under each row beyond the tolerance, the quartiles of its calls on both paths (and of the
+reference's), in microseconds: a difference of the paths that moves every call shows in
+all three, one that a few slow calls make shows in the upper quartile alone.
 """
 
 from __future__ import annotations
@@ -88,6 +92,36 @@ def times(data: dict[str, Any]) -> dict[tuple[str, str], float]:
             elif r.get("role") in ("student", "variant"):
                 out[(workload["name"], r["name"])] = ms
     return out
+
+
+def quartiles(data: dict[str, Any]) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """(workload, candidate) -> the first quartile, the median and the third quartile of its
+    time per call in ms (keys as times()): the shape of the samples behind a median, to
+    tell a shift of every call from a longer tail."""
+    out = {}
+    for workload in data.get("workloads", []):
+        for r in workload.get("results", []):
+            values = tuple(r.get(k) for k in ("q1_ms", "median_ms", "q3_ms"))
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+                continue
+            name = "reference" if r.get("role") == "reference" else r.get("name")
+            if r.get("role") in ("reference", "student", "variant"):
+                out[(workload["name"], str(name))] = values
+    return out
+
+
+def quartile_line(key: tuple[str, str], direct: list[dict[str, Any]], judge: list[dict[str, Any]]) -> str:
+    """A row beyond the tolerance, the quartiles of its calls (and of the reference's) on
+    each path in microseconds, each the median over the runs."""
+    def shown(runs: list[dict[str, Any]], which: tuple[str, str]) -> str:
+        found = [q for q in (quartiles(data).get(which) for data in runs) if q is not None]
+        if not found:
+            return "-"
+        return "/".join(f"{1000 * statistics.median(q[k] for q in found):.1f}" for k in range(3))
+    reference = (key[0], "reference")
+    return (f"{'':<15} {'':<38} quartiles per call, q1/median/q3 in us: direct {shown(direct, key)}, "
+            f"judge {shown(judge, key)}; the reference: direct {shown(direct, reference)}, "
+            f"judge {shown(judge, reference)}")
 
 
 def absolute(direct_ms: float | None, judge_ms: float | None) -> str:
@@ -212,6 +246,8 @@ def compare(lab: str, build: Path, common: list[str], timeout: float, tolerance:
                             f"{absolute(ta.get(key), tb.get(key))}{own}{mark}"))
         if mark and runs > 1:
             out.rows.append(each_run(key, a[key], direct_ratios, judge_ratios))
+        if mark:
+            out.rows.append(quartile_line(key, directs, judges))
     for name in sorted({workload for workload, _ in a}):
         key = (name, "reference")
         out.rows.append(row(lab, name, "(the reference)", facts.get(name, (False, None)),

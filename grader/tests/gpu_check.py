@@ -3,6 +3,7 @@
     python3 -m grader.tests.gpu_check solutions REPORT [--labs LAB ...]
     python3 -m grader.tests.gpu_check skeletons REPORT [--labs LAB ...]
     python3 -m grader.tests.gpu_check time REPORT
+    python3 -m grader.tests.gpu_check timeline REPORT
 
 `solutions`: the reference solutions must earn every point: every lab PASS, its total its
 maximum, every automatically checked answer correct (none left to the instructor for
@@ -11,7 +12,11 @@ skeletons must earn no correctness point, and none may crash, hang or fail to bu
 Both need every expected lab in the report. Prints the verdict line; exit status 0 when
 it holds, 1 when not, 2 when the report cannot be read. `time` is no verdict: one line on
 where the grading run's time went (its stages, the longest parts of its labs, and what the
-benches' own accounts say of the timing stage), for the grading-time work.
+benches' own accounts say of the timing stage), for the grading-time work. `timeline` is
+none either: the run drawn in text, a row per lab, where each of its stages ran (the
+report's "spans"), so that one sees which labs' tests, sanitizer runs and bench set-ups
+overlapped; after each row, the lab's test seconds and how many of them the test binary
+itself counted (the rest is its processes' start and end).
 """
 
 from __future__ import annotations
@@ -97,6 +102,8 @@ def check_skeletons(report: dict[str, Any], expected: list[str]) -> tuple[bool, 
 # A lab's parts in its report's "seconds" that the bench's own account splits (the rest of
 # "bench" is the bench process's start and end, the GPU's telemetry and any rerun).
 BENCH_PARTS = ("bench_calibration", "bench_workloads")
+# A lab's seconds that are part of another of its figures, not a part of its own.
+INNER_PARTS = (*BENCH_PARTS, "tests_in_binary")
 
 
 def _seconds(found: Any) -> dict[str, float]:
@@ -117,7 +124,7 @@ def time_line(report: dict[str, Any], longest: int = 3) -> str:
     for lab in report.get("labs") or []:
         seconds = _seconds(lab.get("seconds")) if isinstance(lab, dict) else {}
         parts += [(value, f"{lab.get('lab')} {name} {value:.1f}") for name, value in seconds.items()
-                  if name not in BENCH_PARTS]
+                  if name not in INNER_PARTS]
         if "bench" in seconds:
             timed += 1
             for name in bench:
@@ -133,9 +140,60 @@ def time_line(report: dict[str, Any], longest: int = 3) -> str:
     return line
 
 
+# The stages a timeline draws, each with its letter; a later one is drawn over an earlier.
+TIMELINE_STAGES = (("bench_set_up", "b", "bench set-up"), ("bench_gate", ".", "bench waiting for its turn"),
+                   ("tests", "t", "tests"), ("sanitizer", "s", "sanitizer"), ("bench", "T", "bench timing"),
+                   ("profile", "p", "profile"))
+TIMELINE_WIDTH = 60
+RUN_PHASES = ("files", "build", "tests", "timing")  # one after another: the run's length
+
+
+def _spans(value: Any) -> list[tuple[float, float]]:
+    """The well-formed [start, end] pairs of a report's span list (others left out)."""
+    found = []
+    for pair in value if isinstance(value, list) else []:
+        if (isinstance(pair, list) and len(pair) == 2
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in pair)
+                and 0 <= pair[0] <= pair[1] < 1e6):
+            found.append((float(pair[0]), float(pair[1])))
+    return found
+
+
+def timeline(report: dict[str, Any], width: int = TIMELINE_WIDTH) -> list[str]:
+    """The grading run in text: a header with the scale and the letters, then a row per lab
+    with a column per `width`-th of the run, each column showing the stage that ran then."""
+    labs = [lab for lab in report.get("labs") or [] if isinstance(lab, dict) and isinstance(lab.get("spans"), dict)]
+    drawn = {str(lab.get("lab")): {stage: _spans(lab["spans"].get(stage)) for stage, _, _ in TIMELINE_STAGES}
+             for lab in labs}
+    ends = [end for stages in drawn.values() for spans in stages.values() for _, end in spans]
+    if not ends:
+        return ["timeline: the report has no spans (a grader from before they were kept)"]
+    phases = _seconds(report.get("seconds"))
+    total = max(max(ends), sum(value for name, value in phases.items() if name in RUN_PHASES))
+    column = total / width if total > 0 else 1.0
+    letters = ", ".join(f"{letter} {meaning}" for _, letter, meaning in TIMELINE_STAGES)
+    lines = [f"timeline of {total:.1f} s, a column {column:.2f} s: {letters}"]
+    for lab in labs:
+        name = str(lab.get("lab"))
+        row = [" "] * width
+        for stage, letter, _ in TIMELINE_STAGES:
+            for start, end in drawn[name][stage]:
+                first = min(width - 1, int(start / column))
+                last = max(first + 1, min(width, round(end / column)))
+                row[first:last] = [letter] * (last - first)
+        seconds = _seconds(lab.get("seconds"))
+        tail = ""
+        if "tests" in seconds:
+            tail = f" tests {seconds['tests']:.1f} s"
+            if "tests_in_binary" in seconds:
+                tail += f" ({seconds['tests_in_binary']:.1f} s in the binary)"
+        lines.append(f"{name:<15}|{''.join(row)}|{tail}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m grader.tests.gpu_check", description=__doc__.split("\n\n")[0])
-    parser.add_argument("kind", choices=("solutions", "skeletons", "time"))
+    parser.add_argument("kind", choices=("solutions", "skeletons", "time", "timeline"))
     parser.add_argument("report", type=Path, help="the grader's report.json")
     parser.add_argument("--labs", nargs="*", default=[], help="the labs the report must hold")
     args = parser.parse_args(argv)
@@ -148,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.kind == "time":
         print(time_line(report))
+        return 0
+    if args.kind == "timeline":
+        print("\n".join(timeline(report)))
         return 0
     ok, line = (check_solutions if args.kind == "solutions" else check_skeletons)(report, args.labs)
     print(line)

@@ -30,8 +30,9 @@ FAKE = textwrap.dedent("""\
     out = sys.argv[sys.argv.index("--json") + 1]
     speed = speeds[n % len(speeds)]
     Path(out).write_text(json.dumps({{"workloads": [{{"name": "w", "graded": True, "results": [
-        {{"name": "reference", "role": "reference", "median_ms": 1.0}},
-        {{"name": "student", "role": "student", "median_ms": 1.0 / speed, "speed_vs_reference": speed}}]}}],
+        {{"name": "reference", "role": "reference", "median_ms": 1.0, "q1_ms": 0.99, "q3_ms": 1.02}},
+        {{"name": "student", "role": "student", "median_ms": 1.0 / speed, "speed_vs_reference": speed,
+          "q1_ms": 0.98 / speed, "q3_ms": 1.05 / speed}}]}}],
         "judge": {{"boundary": {{"student": {{"median_ms": 0.3}}, "reference": {{"median_ms": 0.3}}}}}}}}))
 """)
 
@@ -96,6 +97,10 @@ class FairnessTest(unittest.TestCase):
         # Run by run: every judge run below every direct run.
         self.assertIn("runs, from the direct median: direct +0.00% +1.00% +0.00%; judge -4.00% -4.00% -4.00% "
                       "(apart: the paths differ)", out)
+        # The calls' quartiles on both paths (medians over the runs), the reference's beside them.
+        self.assertIn("quartiles per call, q1/median/q3 in us: direct 980.0/1000.0/1050.0, judge "
+                      "1020.8/1041.7/1093.8; the reference: direct 990.0/1000.0/1020.0, judge 990.0/1000.0/1020.0",
+                      out)
 
     def test_runs_that_overlap_are_called_mixed(self):
         self.fake("vectorAdd_solution_bench", [1.0, 1.01, 0.97])

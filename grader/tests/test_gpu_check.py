@@ -98,6 +98,38 @@ class TimeTest(unittest.TestCase):
         self.assertEqual(gpu_check.time_line(report(lab("vectorAdd"))), "time: no stage seconds")
 
 
+class TimelineTest(unittest.TestCase):
+    # The run in text, 20 columns of 1 s: a lab's stages by their letters, the later stages
+    # drawn over the earlier (the bench's set-up under its tests' and sanitizer's letters).
+    def test_rows(self):
+        vector_add = lab("vectorAdd")
+        vector_add["seconds"] = {"tests": 4.0, "tests_in_binary": 1.5, "sanitizer": 2.0, "bench": 3.0}
+        vector_add["spans"] = {"tests": [[0.0, 4.0]], "sanitizer": [[4.0, 6.0]], "bench_set_up": [[4.0, 7.0]],
+                               "bench_gate": [[7.0, 12.0]], "bench": [[12.0, 15.0]]}
+        scan = lab("scan")
+        scan["seconds"] = {"tests": 10.0}
+        scan["spans"] = {"tests": [[0.5, 10.5]], "profile": [[15.0, 16.2]], "unknown": [[1, 2]],
+                         "bench": [[3, 2], [-1, 1], "soon", [True, 2.0]]}
+        graded = report(vector_add, scan, lab("sort"))
+        graded["seconds"] = {"files": 0.0, "build": 1.0, "tests": 11.0, "timing": 8.0, "gpu_wait": 99.0}
+        lines = gpu_check.timeline(graded, width=20)
+        self.assertEqual(lines[0], "timeline of 20.0 s, a column 1.00 s: b bench set-up, . bench waiting for its "
+                                   "turn, t tests, s sanitizer, T bench timing, p profile")
+        self.assertEqual(lines[1:], ["vectorAdd      |ttttssb.....TTT     | tests 4.0 s (1.5 s in the binary)",
+                                     "scan           |tttttttttt     p    | tests 10.0 s"])
+
+    def test_without_spans(self):
+        self.assertEqual(gpu_check.timeline(report(lab("vectorAdd"))),
+                         ["timeline: the report has no spans (a grader from before they were kept)"])
+
+    # The test binary's own seconds are part of the tests', not a part of their own.
+    def test_time_line_leaves_the_binary_out(self):
+        vector_add = lab("vectorAdd")
+        vector_add["seconds"] = {"tests": 4.0, "tests_in_binary": 3.5}
+        self.assertEqual(gpu_check.time_line(report(vector_add)),
+                         "time: no stage seconds; longest: vectorAdd tests 4.0")
+
+
 class MainTest(unittest.TestCase):
     def run_main(self, *args: str) -> tuple[int, str]:
         out = io.StringIO()
@@ -119,6 +151,7 @@ class MainTest(unittest.TestCase):
             self.assertEqual(code, 2)
             path.write_text(json.dumps(report(lab("vectorAdd"))))
             self.assertEqual(self.run_main("time", str(path)), (0, "time: no stage seconds\n"))
+            self.assertEqual(self.run_main("timeline", str(path))[0], 0)
 
 
 if __name__ == "__main__":

@@ -94,6 +94,21 @@ class ClassifyTest(unittest.TestCase):
         run = self.classify(proc_result(0, stdout), data)
         self.assertIs(run.status, status.PASS)
         self.assertEqual(run.message, "4/4 tests passed")
+        self.assertEqual(run.binary_s, 0.0)  # the recording's own "time": "0s"
+
+    # GoogleTest's own time of the run, which the grader sets beside the process's wall time
+    # (the rest is the process's start and end); a missing or odd one is not a number.
+    def test_binary_seconds(self):
+        data, stdout = recorded("gtest-1.12-fail")
+        for written, read in (("2.812s", 2.812), ("14s", 14.0), ("", None), ("soon", None), ("-1s", None),
+                              ("nan", None), (None, None)):
+            with self.subTest(written=written):
+                if written is None:
+                    data.pop("time", None)
+                else:
+                    data["time"] = written
+                self.assertEqual(self.classify(proc_result(1, stdout), data).binary_s, read)
+        self.assertIsNone(self.classify(proc_result(-11, "[ RUN      ] Scan.Big\n")).binary_s)
 
     def test_failures_are_partial(self):
         data, stdout = recorded("gtest-1.12-fail")
@@ -256,7 +271,10 @@ for name in [n for n in NAMES if n in wanted]:
         entry["failures"] = [{{"failure": "expected 1, got 2", "type": ""}}]
     suites.setdefault(head, []).append(entry)
     print(("[  FAILED  ] " if "Fail" in name else "[       OK ] ") + name, flush=True)
-json.dump({{"testsuites": [{{"name": h, "testsuite": t}} for h, t in suites.items()]}}, open(out, "w"))
+# The run's own time as GoogleTest writes it: half a second and a quarter per test.
+took = 0.5 + 0.25 * len([n for n in NAMES if n in wanted])
+json.dump({{"time": str(took) + "s", "testsuites": [{{"name": h, "testsuite": t}} for h, t in suites.items()]}},
+          open(out, "w"))
 """
 
 
@@ -294,6 +312,11 @@ class ShardTest(unittest.TestCase):
             run = self.run_sharded(self.NAMES, 1)
         self.assertEqual((self.dir / "filters.env").read_text().split(), ["unset"] * 2)
         self.assertFalse(run.command.startswith("CUDA_"), run.command)
+
+    # The binaries' own time of a sharded run is its slowest shard's (3 tests: 1.25 s).
+    def test_binary_seconds_of_the_slowest_shard(self):
+        self.assertEqual(self.run_sharded(self.NAMES, 3).binary_s, 1.25)
+        self.assertEqual(self.run_sharded(self.NAMES, 1).binary_s, 2.25)
 
     def test_every_test_runs_once_in_list_order(self):
         run = self.run_sharded(self.NAMES, 3)

@@ -279,7 +279,17 @@ class GradeWithSanitizerTest(FakeSanitizerTestCase):
         self.assertEqual(len(tools_ended), 3, events)
         self.assertLess(events[("setup", "vectorAdd")], min(tools_ended), "the bench set up only after the sanitizer")
         self.assertGreater(events[("go", "vectorAdd")], max(tools_ended), "the bench timed while the sanitizer ran")
-        self.assertEqual(self.report()["labs"][0]["performance"]["points"], 30)
+        lab = self.report()["labs"][0]
+        self.assertEqual(lab["performance"]["points"], 30)
+        # The report's spans say the same: the sanitizer after the tests, the bench's set-up
+        # starting within the sanitizer's span, its timing after it.
+        spans = lab["spans"]
+        (tests,), (tools,), (set_up,), (timed,) = (spans[k] for k in ("tests", "sanitizer", "bench_set_up", "bench"))
+        self.assertLessEqual(tests[1], tools[0])
+        self.assertLess(tools[0], set_up[0] + 0.05)
+        self.assertLess(set_up[0], tools[1])
+        self.assertLessEqual(tools[1], timed[0])
+        self.assertAlmostEqual(lab["seconds"]["sanitizer"], tools[1] - tools[0], delta=0.011)
 
     # A clean run costs nothing; the filter comes from the config.
     def test_clean_with_config(self):

@@ -8,10 +8,11 @@ import copy
 import json
 import os
 import textwrap
+import time
 import unittest
 from unittest import mock
 
-from grader import bench, config, grade, gtest, score
+from grader import bench, config, grade, gtest, outcome, score
 from grader.stages import timing
 from grader.tests.helpers import fake_bench, fake_gtest, load_fixture, write_script
 from grader.tests.test_cli import SEGFAULT, CliTestCase
@@ -175,20 +176,49 @@ class RerunTest(CliTestCase):
         self.assertIn("faster than the hardware allows", out)
 
 
+def passed_lab() -> grade.LabResult:
+    """vectorAdd with its tests passed, before its timing."""
+    return grade.LabResult("vectorAdd", grade.status.PASS, score.Correctness(70.0, 70.0, True),
+                           score.Performance(0.0, 30.0))
+
+
 class BenchSecondsTest(unittest.TestCase):
     """The scored bench run's "seconds" go into the lab's seconds; odd values and an older
     bench's JSON (no "seconds") leave them alone."""
 
     def test_kept_and_refused(self):
-        result = grade.LabResult("vectorAdd", grade.status.PASS, score.Correctness(70.0, 70.0, True), score.Performance(0.0, 30.0))
+        result = passed_lab()
         timing.note_bench_seconds(result, {"seconds": {"set_up": 2.0, "gate": 0.5, "calibration": 0.4567,
                                                        "workloads": 1}})
         self.assertEqual(result.seconds, {"bench_calibration": 0.46, "bench_workloads": 1.0})
         for data in (None, [], {"seconds": "fast"}, {"seconds": {"calibration": True, "workloads": -1.0}},
                      {"seconds": {"calibration": "1", "workloads": float("nan")}}, {}):
-            other = grade.LabResult("vectorAdd", grade.status.PASS, score.Correctness(70.0, 70.0, True), score.Performance(0.0, 30.0))
+            other = passed_lab()
             timing.note_bench_seconds(other, data)
             self.assertEqual(other.seconds, {}, data)
+
+
+class BenchSpansTest(unittest.TestCase):
+    """A bench run's set-up and its wait at the gate become spans, from its JSON's "seconds"
+    and the moment the grader started it; odd values and an older bench leave none."""
+
+    def test_kept_and_refused(self):
+        result = passed_lab()
+        outcome.start_run_clock()
+        started = time.monotonic()
+        timing.note_bench_spans(result, {"seconds": {"set_up": 2.0, "gate": 0.5, "calibration": 0.4}}, started + 1.0)
+        timing.note_bench_spans(result, {"seconds": {"set_up": 1.5, "gate": 0, "calibration": 0.4}}, started + 9.0)
+        (first, second), (gate,) = result.spans["bench_set_up"], result.spans["bench_gate"]
+        self.assertAlmostEqual(first[0], 1.0, delta=0.05)
+        self.assertAlmostEqual(first[1] - first[0], 2.0, delta=0.011)
+        self.assertAlmostEqual(gate[0], first[1], delta=0.011)
+        self.assertAlmostEqual(gate[1] - gate[0], 0.5, delta=0.011)
+        self.assertAlmostEqual(second[1] - second[0], 1.5, delta=0.011)  # and no gate span for a run without one
+        for data in (None, [], {"seconds": "fast"}, {"seconds": {"set_up": True}}, {"seconds": {"set_up": -1.0}},
+                     {"seconds": {"set_up": 1.0, "gate": float("nan")}}, {"seconds": {"gate": 1.0}}, {}):
+            other = passed_lab()
+            timing.note_bench_spans(other, data, started)
+            self.assertEqual(other.spans, {}, data)
 
 
 class StabilitySummaryTest(unittest.TestCase):
@@ -252,8 +282,27 @@ class BenchAloneTest(CliTestCase):
                 self.assertEqual(early, prestart == 1)
                 lab = self.report()["labs"][0]
                 self.assertEqual(lab["lab"], "vectorAdd")
-                # The bench's own account of its timing (the fixture's) beside the stages.
-                self.assertEqual(sorted(lab["seconds"]), ["bench", "bench_calibration", "bench_workloads", "tests"])
+                # The bench's own account of its timing (the fixture's) beside the stages, and
+                # the test binary's own time (the recording's "0s").
+                self.assertEqual(sorted(lab["seconds"]), ["bench", "bench_calibration", "bench_workloads", "tests",
+                                                          "tests_in_binary"])
+                self.assertEqual(lab["seconds"]["tests_in_binary"], 0.0)
+                # When each stage ran, from the run's start: the tests, then the bench's timing
+                # after scan's tests ended (the run's own clock, as the stamps above show).
+                spans = lab["spans"]
+                (tests,), (timed,) = spans["tests"], spans["bench"]
+                self.assertLessEqual(0.0, tests[0])
+                self.assertLessEqual(tests[0], tests[1])
+                self.assertLessEqual(tests[1], timed[0])
+                self.assertLess(timed[0], timed[1])
+                self.assertGreater(timed[1] - timed[0], 0.25)  # the fake bench sleeps 0.3 s after its go
+                # The set-up from the bench's own account (the fixture's set_up 0.8 s, gate 0.1 s).
+                ((start, end),) = spans["bench_set_up"]
+                self.assertAlmostEqual(end - start, 0.8, delta=0.011)
+                ((gate_start, gate_end),) = spans["bench_gate"]
+                self.assertAlmostEqual(gate_start, end, delta=0.011)
+                self.assertAlmostEqual(gate_end - gate_start, 0.1, delta=0.011)
+                self.assertNotIn("sanitizer", spans)  # no tool ran
                 self.assertIn("testing 3 labs, up to 3 at a time", out + err)
 
 

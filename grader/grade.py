@@ -27,7 +27,7 @@ import contextlib
 import time
 from collections.abc import Callable
 
-from grader import build, gpu, gpu_lock, overlay, proc, status
+from grader import build, cpu_load, gpu, gpu_lock, overlay, proc, status
 from grader.outcome import GradingRun, LabResult, Progress, blank, clocked, fail, grader_failed, now, start_run_clock
 from grader.plan import SOLUTION, Options, Plan
 from grader.schedule import Prestarter, parallel_labs, prestart_slots, save_lab_seconds, side_by_side
@@ -45,7 +45,7 @@ def grade(options: Options, labs: list[str], progress: Progress,
     `checkpoint(run)` is called after each lab (e.g. to write the report so far)."""
     run = GradingRun(options, started=now())
     prestarter: Prestarter | None = None
-    start_run_clock()
+    load = cpu_load.Sampler(start_run_clock()).start()
     last = time.monotonic()
 
     def phase_done(phase: str) -> None:
@@ -109,6 +109,7 @@ def grade(options: Options, labs: list[str], progress: Progress,
     finally:
         if prestarter is not None:
             prestarter.cancel_all()  # benches of labs that were not timed after all
+        run.cpu_busy = load.stop()
     run.finished = now()
     return run
 

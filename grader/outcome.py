@@ -82,6 +82,8 @@ class GradingRun:
     gpu: dict[str, Any] | None = None
     # Wall seconds of the run's phases (PHASES), where a whole grading run's time goes.
     seconds: dict[str, float] = field(default_factory=dict)
+    # How busy the host's processors were during the run (cpu_load.Sampler.stop), or None.
+    cpu_busy: dict[str, Any] | None = None
 
     @property
     def failed(self) -> bool:
@@ -101,10 +103,11 @@ class Progress(Protocol):
 _run_origin = time.monotonic()
 
 
-def start_run_clock() -> None:
-    """The grading run begins now: spans count from here."""
+def start_run_clock() -> float:
+    """The grading run begins now: spans count from here (returned, in time.monotonic())."""
     global _run_origin
     _run_origin = time.monotonic()
+    return _run_origin
 
 
 def note_span(result: LabResult, stage: str, start: float, end: float) -> None:

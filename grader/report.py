@@ -100,6 +100,8 @@ def to_json(run: GradingRun) -> dict[str, Any]:
         "gpu": run.gpu,
         # Wall seconds of the run's phases (outcome.PHASES): where the grading time went.
         "seconds": run.seconds,
+        # How busy the host's processors were, sampled twice a second (grader/cpu_load.py).
+        "cpu_busy": run.cpu_busy,
         "config": options.config.as_dict(),
         "labs": [_lab_json(lab) for lab in run.labs],
         "total": total,

@@ -33,7 +33,8 @@ several graders per GPU, `--gpus 0:2` (batch --jobs): they take turns for timing
 (grader/gpu_lock.py), and overlap their tests and the CPU work of their grading.
 A second table says where each student's grading went, per GPU set and GPU: the grader
 process's seconds (what busy adds up) and its report's stages (files, build, tests,
-timing) and the rest of the process; a stage that grows from one GPU to several is where
+timing) and the rest of the process, and how busy the host's cores were meanwhile (the
+reports' processor samples); a stage that grows from one GPU to several is where
 the graders slow each other down. Since each GPU of a set grades different students, lines
 after it compare the same students across GPU sets: how much longer each one's grading took
 on the later set than on the first, in the grader process, its stages, the lab phases that
@@ -66,8 +67,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from grader import manifest
+from grader import cpu_load, manifest
 from grader.instructor import cores
 from grader.tests import onefile
 
@@ -183,12 +185,23 @@ def stage_seconds(per_student: dict[str, dict]) -> dict[str, dict[str, float]]:
     for one in per_student.values():
         if not one["stages"]:
             continue
-        total = per_gpu.setdefault(one["gpu"], {"students": 0, "grader_s": 0.0, **dict.fromkeys(STAGES, 0.0)})
+        total = per_gpu.setdefault(one["gpu"], {"students": 0, "grader_s": 0.0, **dict.fromkeys(STAGES, 0.0),
+                                                "cpu_busy": 0.0, "cpu_students": 0})
         total["students"] += 1
         total["grader_s"] += one["grader_s"]
         for stage in STAGES:
             total[stage] += one["stages"].get(stage, 0.0)
+        if one.get("cpu_busy") is not None:
+            total["cpu_busy"] += one["cpu_busy"]
+            total["cpu_students"] += 1
     return per_gpu
+
+
+def mean_busy(load: Any) -> float | None:
+    """The mean share of the host's cores busy over a report's "cpu_busy" samples
+    (grader/cpu_load.py), or None without any."""
+    values = [busy for _, busy in cpu_load.samples_of(load)]
+    return round(sum(values) / len(values), 3) if values else None
 
 
 def student_seconds(grades: Path, students: list[str]) -> dict[str, dict]:
@@ -214,7 +227,7 @@ def student_seconds(grades: Path, students: list[str]) -> dict[str, dict]:
         found[student] = {"gpu": str(status.get("gpu")), "grader_s": float(status["seconds"]),
                           "stages": {stage: float(value) for stage, value in stages.items()
                                      if isinstance(value, (int, float))},
-                          "labs": labs}
+                          "labs": labs, "cpu_busy": mean_busy(report.get("cpu_busy"))}
     return found
 
 
@@ -377,7 +390,8 @@ def stage_table(by_spec: dict[str, list[dict]]) -> str:
     of it (the process's start, its checks of the build, scoring and the report), from the
     parts' stage_seconds."""
     lines = [f"{'GPUs':>6} {'GPU':>4} {'students':>8} {'grader s/st':>11} "
-             + " ".join(f"{stage + ' s/st':>{max(8, len(stage) + 5)}}" for stage in STAGES) + f" {'rest s/st':>9}"]
+             + " ".join(f"{stage + ' s/st':>{max(8, len(stage) + 5)}}" for stage in STAGES)
+             + f" {'rest s/st':>9} {'cpu busy':>8}"]
     for spec, parts in by_spec.items():
         summed: dict[str, dict[str, float]] = {}
         for part in parts:
@@ -390,15 +404,18 @@ def stage_table(by_spec: dict[str, list[dict]]) -> str:
             if not n:
                 continue
             rest = one["grader_s"] - sum(one.get(stage, 0.0) for stage in STAGES)
+            sampled = one.get("cpu_students") or 0
+            busy = f"{100 * one.get('cpu_busy', 0.0) / sampled:>7.0f}%" if sampled else f"{'-':>8}"
             lines.append(f"{spec:>6} {gpu:>4} {n:>8.0f} {one['grader_s'] / n:>11.2f} "
                          + " ".join(f"{one.get(stage, 0.0) / n:>{max(8, len(stage) + 5)}.2f}" for stage in STAGES)
-                         + f" {rest / n:>9.2f}")
+                         + f" {rest / n:>9.2f} {busy}")
     if len(lines) == 1:
         return "(no stage figures: the reports hold no \"seconds\")"
     lines.append("(per student: the grader process's seconds, as busy counts them, and its stages from the report: "
                  "tests is the labs' tests, sanitizer and bench set-up side by side, timing each lab's bench alone; "
                  "rest is the process's start, its build checks, scoring and the report. A stage that grows from "
-                 "one GPU to several is where the graders slow each other down)")
+                 "one GPU to several is where the graders slow each other down. cpu busy: the share of the host's "
+                 "cores busy while they graded, the mean of their reports' samples)")
     return "\n".join(lines)
 
 

@@ -16,7 +16,8 @@ benches' own accounts say of the timing stage), for the grading-time work. `time
 none either: the run drawn in text, a row per lab, where each of its stages ran (the
 report's "spans"), so that one sees which labs' tests, sanitizer runs and bench set-ups
 overlapped; after each row, the lab's test seconds and how many of them the test binary
-itself counted (the rest is its processes' start and end).
+itself counted (the rest is its processes' start and end); under the rows, how busy the
+host's processors were (the report's "cpu_busy").
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from grader import cpu_load
 from grader.gpu_specs import device_label
 
 # Statuses a skeleton must never get: it builds, runs and fails its tests cleanly.
@@ -188,7 +190,24 @@ def timeline(report: dict[str, Any], width: int = TIMELINE_WIDTH) -> list[str]:
             if "tests_in_binary" in seconds:
                 tail += f" ({seconds['tests_in_binary']:.1f} s in the binary)"
         lines.append(f"{name:<15}|{''.join(row)}|{tail}")
-    return lines
+    cpu = cpu_row(report.get("cpu_busy"), column, width)
+    return lines + ([cpu] if cpu else [])
+
+
+def cpu_row(load: Any, column: float, width: int) -> str:
+    """The row of the host's processor load under a timeline (grader/cpu_load.py): per
+    column, the tenths of the cores busy (9: 90% or more), blank where it has no sample."""
+    samples = cpu_load.samples_of(load)
+    if not samples:
+        return ""
+    interval = load.get("interval_s") if isinstance(load.get("interval_s"), (int, float)) else 0.0
+    columns: list[list[float]] = [[] for _ in range(width)]
+    for when, busy in samples:
+        middle = max(0.0, when - interval / 2)  # the sample covers the interval before it
+        columns[min(width - 1, int(middle / column))].append(busy)
+    row = "".join(str(min(9, int(10 * sum(c) / len(c)))) if c else " " for c in columns)
+    cores = load.get("cores")
+    return f"{'cpu busy':<15}|{row}| tenths of the host's {cores if isinstance(cores, int) else '?'} cores busy"
 
 
 def main(argv: list[str] | None = None) -> int:

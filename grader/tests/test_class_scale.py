@@ -78,7 +78,7 @@ class ClassScaleTest(unittest.TestCase):
         # Where each student's grading went, per GPU: the fake's report says tests 0.1 s and
         # timing 0.05 s; the grader process took at least its 0.2 s sleep.
         stages = text[text.index("grader s/st"):].splitlines()
-        self.assertRegex(stages[1], r"^\s+0\s+0\s+3\s+[\d.]+\s+0\.00\s+0\.00\s+0\.10\s+0\.05\s+[\d.]+$")
+        self.assertRegex(stages[1], r"^\s+0\s+0\s+3\s+[\d.]+\s+0\.00\s+0\.00\s+0\.10\s+0\.05\s+[\d.]+\s+-$")
         self.assertEqual(sorted(line.split()[1] for line in stages[2:4]), ["0", "1"])
         self.assertTrue(all(line.split()[0] == "0,1" for line in stages[2:4]), stages)
         legend = next(i for i, line in enumerate(stages) if line.startswith("(per student: "))
@@ -271,6 +271,22 @@ class TableTest(unittest.TestCase):
 
 
     # The same students on two GPU sets: per student, what grew, from their own figures.
+    # The processors' load: each student's mean over its report's samples, and per GPU the
+    # mean over its students that have one.
+    def test_cpu_busy(self):
+        self.assertEqual(class_scale.mean_busy({"samples": [[0.5, 0.5], [1.0, 1.0], [1.5, 2.0], "x", [2.0, True]]}),
+                         0.75)
+        for load in (None, {}, {"samples": []}, {"samples": "busy"}):
+            self.assertIsNone(class_scale.mean_busy(load))
+        students = {f"s{k}": {"gpu": "0", "grader_s": 10.0, "stages": {"tests": 6.0, "timing": 3.0}, "labs": {},
+                              "cpu_busy": busy} for k, busy in enumerate((0.5, 0.7, None))}
+        per_gpu = class_scale.stage_seconds(students)
+        self.assertEqual((per_gpu["0"]["students"], per_gpu["0"]["cpu_students"]), (3, 2))
+        self.assertAlmostEqual(per_gpu["0"]["cpu_busy"], 1.2)
+        table = class_scale.stage_table({"0": [{"stages": per_gpu}]}).splitlines()
+        self.assertTrue(table[0].endswith("rest s/st cpu busy"), table[0])
+        self.assertTrue(table[1].endswith("1.00      60%"), table[1])
+
     def test_growth_lines(self):
         def student(gpu, grader, tests, timing, reduction_tests, reduction_sanitizer, vector_tests):
             return {"gpu": gpu, "grader_s": grader, "stages": {"files": 0.0, "build": 0.0, "tests": tests, "timing": timing},

@@ -112,11 +112,18 @@ class TimelineTest(unittest.TestCase):
                          "bench": [[3, 2], [-1, 1], "soon", [True, 2.0]]}
         graded = report(vector_add, scan, lab("sort"))
         graded["seconds"] = {"files": 0.0, "build": 1.0, "tests": 11.0, "timing": 8.0, "gpu_wait": 99.0}
+        # Samples each covering the half second before it: two per column, averaged.
+        graded["cpu_busy"] = {"cores": 16, "interval_s": 0.5, "samples": [
+            [0.5, 1.0], [1.0, 0.9], [1.5, 0.5], [2.0, 0.35], [19.5, 0.0], [20.0, 0.05], [3.0, 1.5], [True, 0.5],
+            "busy"]}
         lines = gpu_check.timeline(graded, width=20)
         self.assertEqual(lines[0], "timeline of 20.0 s, a column 1.00 s: b bench set-up, . bench waiting for its "
                                    "turn, t tests, s sanitizer, T bench timing, p profile")
         self.assertEqual(lines[1:], ["vectorAdd      |ttttssb.....TTT     | tests 4.0 s (1.5 s in the binary)",
-                                     "scan           |tttttttttt     p    | tests 10.0 s"])
+                                     "scan           |tttttttttt     p    | tests 10.0 s",
+                                     "cpu busy       |94                 0| tenths of the host's 16 cores busy"])
+        graded["cpu_busy"] = None
+        self.assertEqual(len(gpu_check.timeline(graded, width=20)), 3)
 
     def test_without_spans(self):
         self.assertEqual(gpu_check.timeline(report(lab("vectorAdd"))),

@@ -10,6 +10,7 @@ import os
 import textwrap
 import time
 import unittest
+from pathlib import Path
 from unittest import mock
 
 from grader import bench, config, grade, gtest, outcome, score
@@ -156,6 +157,11 @@ class RerunTest(CliTestCase):
         self.assertEqual(list(seconds), ["files", "build", "tests", "timing"])
         self.assertTrue(all(isinstance(v, float) and v >= 0 for v in seconds.values()), seconds)
         self.assertGreater(seconds["timing"], 0.0)  # the fake bench ran in it
+        # How busy the processors were meanwhile (grader/cpu_load.py), where they can be read.
+        load = self.report()["cpu_busy"]
+        if Path("/proc/stat").exists():
+            self.assertEqual(sorted(load), ["cores", "interval_s", "samples"])
+            self.assertTrue(all(0 <= busy <= 1 for _, busy in load["samples"]), load)
         self.assertRegex(out, r"time: \d+ s in all; files [\d.]+ s, build [\d.]+ s, tests [\d.]+ s, timing [\d.]+ s \(")
 
     def test_reruns_configurable(self):

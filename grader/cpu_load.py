@@ -4,7 +4,10 @@ all cores that were busy since the last one. A diagnostic, in no score: the repo
 the samples ("cpu_busy") and `python3 -m grader.tests.gpu_check timeline` draws them under
 the labs' stages, so that one sees whether the tests phase waits for the processors
 (the labs' tests, the sanitizer's tools and the benches' set-up share them) or for the GPU.
-Where /proc/stat cannot be read (not Linux), there are no samples.
+A process that spins while it waits for the GPU counts as busy: the judges' workers spin
+by default (LABKIT_GPU_WAIT in grader/CONTRACT.md), so a full row says the cores were
+taken, not that all of it was useful work; a grade with LABKIT_GPU_WAIT=yield tells the
+two apart. Where /proc/stat cannot be read (not Linux), there are no samples.
 """
 
 from __future__ import annotations

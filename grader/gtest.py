@@ -270,12 +270,8 @@ def classify(result: proc.ProcResult, data: dict[str, Any] | None, *, timeout: f
 
 def binary_seconds(data: dict[str, Any]) -> float | None:
     """GoogleTest's own "time" of the whole run ("2.812s"), or None when absent or unreadable."""
-    value = data.get("time")
-    try:
-        seconds = float(str(value).rstrip("s"))
-    except ValueError:
-        return None
-    return round(seconds, 3) if value is not None and 0 <= seconds < 1e6 else None
+    seconds = _seconds(data.get("time"), None)
+    return round(seconds, 3) if seconds is not None and 0 <= seconds < 1e6 else None
 
 
 def summarize_run(tests: list[TestResult]) -> tuple[ResultCode, str]:
@@ -407,11 +403,12 @@ def _strings(values: Iterable[Any]) -> list[str]:
     return found
 
 
-def _seconds(value: Any) -> float:
+def _seconds(value: Any, unreadable: float | None = 0.0) -> float | None:
+    """GoogleTest's "1.25s" as 1.25; `unreadable` for anything else (a missing value too)."""
     try:
         return float(str(value).rstrip("s"))
     except ValueError:
-        return 0.0
+        return unreadable
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

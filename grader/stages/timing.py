@@ -85,13 +85,21 @@ def note_bench_seconds(result: LabResult, data: object) -> None:
     own "bench" (every run, from the gate's opening to the process's end): the judge's
     boundary calibration and the workloads' measurements (what is left of "bench" is the
     process ending, the GPU's telemetry and any rerun). A diagnostic, in no score."""
-    spent = data.get("seconds") if isinstance(data, dict) else None
-    if not isinstance(spent, dict):
-        return  # an older bench
+    spent = bench_seconds(data)
     for key in ("calibration", "workloads"):
-        value = spent.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e6:
-            result.seconds[f"bench_{key}"] = round(float(value), 2)
+        if key in spent:
+            result.seconds[f"bench_{key}"] = round(spent[key], 2)
+
+
+def bench_seconds(data: object) -> dict[str, float]:
+    """A bench JSON's "seconds", or nothing from an older bench or from one whose account
+    holds a figure that is not a number of seconds."""
+    spent = data.get("seconds") if isinstance(data, dict) else None
+    if not isinstance(spent, dict) or not all(
+            isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e6
+            for value in spent.values()):
+        return {}
+    return {str(key): float(value) for key, value in spent.items()}
 
 
 def run_bench(options: Options, result: LabResult, attempt: int, required: list[str],
@@ -119,12 +127,10 @@ def run_bench(options: Options, result: LabResult, attempt: int, required: list[
 def note_bench_spans(result: LabResult, data: object, started: float) -> None:
     """The spans of a bench run's set-up and of its wait at the gate, from its JSON's
     "seconds" (the bench's own clock, from the process's start at `started`). A diagnostic."""
-    spent = data.get("seconds") if isinstance(data, dict) else None
-    if not isinstance(spent, dict):
+    spent = bench_seconds(data)
+    if "set_up" not in spent:
         return  # an older bench, or none
-    set_up, gate = spent.get("set_up"), spent.get("gate", 0.0)
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e6 for v in (set_up, gate)):
-        return
+    set_up, gate = spent["set_up"], spent.get("gate", 0.0)
     note_span(result, "bench_set_up", started, started + set_up)
     if gate > 0:
         note_span(result, "bench_gate", started + set_up, started + set_up + gate)

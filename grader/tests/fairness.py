@@ -47,7 +47,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from grader import config, manifest, proc
 from grader.stages.context import connections_environment
@@ -77,21 +77,22 @@ def ratios(data: dict[str, Any]) -> dict[tuple[str, str], float]:
     return out
 
 
+def timed_results(data: dict[str, Any]) -> Iterator[tuple[tuple[str, str], dict[str, Any]]]:
+    """((workload, candidate), result) for the solution's own versions and the reference
+    (as "reference"): the rows whose times the tables compare."""
+    for workload in data.get("workloads", []):
+        for r in workload.get("results", []):
+            if r.get("role") == "reference":
+                yield (workload["name"], "reference"), r
+            elif r.get("role") in ("student", "variant"):
+                yield (workload["name"], str(r.get("name"))), r
+
+
 def times(data: dict[str, Any]) -> dict[tuple[str, str], float]:
     """(workload, candidate) -> median time per call in ms, the reference's included (as
     "reference"): the absolute figures behind the ratios, to tell a shift of the variant
     from one of the reference it is compared with."""
-    out = {}
-    for workload in data.get("workloads", []):
-        for r in workload.get("results", []):
-            ms = r.get("median_ms")
-            if not isinstance(ms, (int, float)):
-                continue
-            if r.get("role") == "reference":
-                out[(workload["name"], "reference")] = ms
-            elif r.get("role") in ("student", "variant"):
-                out[(workload["name"], r["name"])] = ms
-    return out
+    return {key: r["median_ms"] for key, r in timed_results(data) if isinstance(r.get("median_ms"), (int, float))}
 
 
 def quartiles(data: dict[str, Any]) -> dict[tuple[str, str], tuple[float, float, float]]:
@@ -99,14 +100,10 @@ def quartiles(data: dict[str, Any]) -> dict[tuple[str, str], tuple[float, float,
     time per call in ms (keys as times()): the shape of the samples behind a median, to
     tell a shift of every call from a longer tail."""
     out = {}
-    for workload in data.get("workloads", []):
-        for r in workload.get("results", []):
-            values = tuple(r.get(k) for k in ("q1_ms", "median_ms", "q3_ms"))
-            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-                continue
-            name = "reference" if r.get("role") == "reference" else r.get("name")
-            if r.get("role") in ("reference", "student", "variant"):
-                out[(workload["name"], str(name))] = values
+    for key, r in timed_results(data):
+        values = tuple(r.get(k) for k in ("q1_ms", "median_ms", "q3_ms"))
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            out[key] = values
     return out
 
 

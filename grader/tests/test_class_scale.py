@@ -70,7 +70,7 @@ class ClassScaleTest(unittest.TestCase):
         rows = text[text.index("students labs"):text.index("grader s/st")].splitlines()[:4]
         self.assertEqual(len(rows), 4, text)  # the header, two runs, the legend
         idle = r", waited \d+ s, idle at end \d+ s"
-        self.assertRegex(rows[1], r"^\s+3\s+2\s+0\s+\d+\s+\d+\s+[\d.]+\s+1\.00x\s+[\d.]+\s+[\d.]+\s+\d+ \(\d+ first\)\s+\d+  "
+        self.assertRegex(rows[1], r"^\s+3\s+2\s+0\s+\d+\s+\d+\s+[\d.]+\s+1\.000x\s+[\d.]+\s+[\d.]+\s+\d+ \(\d+ first\)\s+\d+  "
                                   rf"0: \d+ s of \d+ s \(\d+%\), 3 st\.{idle}$")
         self.assertRegex(rows[2], r"^\s+3\s+2\s+0,1\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+x\s+[\d.]+\s+[\d.]+\s+\d+ \(\d+ first\)\s+\d+  "
                                   rf"0: .*, \d st\.{idle}; 1: .*, \d st\.{idle}$")
@@ -163,7 +163,7 @@ class ClassScaleTest(unittest.TestCase):
         self.assertEqual([(p["gpus"], p["students"]) for p in parts], [("0", 3), ("0,1", 2), ("0,1", 1)])
         for kept in ("run1-gpus-0", "run2-gpus-0_1"):
             self.assertEqual(len(list((out / kept / "reports").glob("*.json"))), 3, kept)
-        self.assertRegex(text, r"\n\s+3\s+1\s+0\s+\d+ .*1\.00x")
+        self.assertRegex(text, r"\n\s+3\s+1\s+0\s+\d+ .*1\.000x")
         self.assertRegex(text, r"\n\s+3\s+1\s+0,1 .*\(2 parts\)")
         calls = (self.tmp / "calls").read_text().split()
         self.assertEqual(sorted(calls), sorted(["student000", "student001", "student002"] * 2))
@@ -256,10 +256,10 @@ class TableTest(unittest.TestCase):
         self.assertEqual((both["compiled"], both["compile_s"], both["compile_max_s"]), (12, 60.0, 9.0))
         lines = class_scale.table([class_scale.combine([one]), both], 2).splitlines()
         self.assertIn("busy s/st compile s/st waited for compiles s idle at end s", lines[0])
-        self.assertRegex(lines[1], r"^\s+12\s+2\s+0\s+149\s+2\s+12\.3\s+1\.00x\s+12\.0\s+3\.5\s+2 \(2 first\)\s+0  "
+        self.assertRegex(lines[1], r"^\s+12\s+2\s+0\s+149\s+2\s+12\.3\s+1\.000x\s+12\.0\s+3\.5\s+2 \(2 first\)\s+0  "
                                    r"0: 144 s of 147 s \(98%\), 12 st\., waited 2 s, idle at end 0 s$")
         # 12.3 / 6.7 s per student; (73 + 68) s busy / 12 students; 60 s / 12 compiles; 2.5 + 7 s waited, 1.5 + 3 s of it first; 4.5 + 5 s at the end.
-        self.assertRegex(lines[2], r"^\s+12\s+2\s+0,1\s+84\s+4\s+6\.7\s+1\.84x\s+11\.8\s+5\.0\s+10 \(6 first\)\s+10  "
+        self.assertRegex(lines[2], r"^\s+12\s+2\s+0,1\s+84\s+4\s+6\.7\s+1\.840x\s+11\.8\s+5\.0\s+10 \(6 first\)\s+10  "
                                    r"0: 73 s of 80 s \(91%\), 6 st\., waited 2 s, idle at end 4 s; "
                                    r"1: 68 s of 80 s \(85%\), 6 st\., waited 7 s, idle at end 5 s   \(2 parts\)$")
         # A part from an older batch: no idle figures, no compiles (busy: 173.3 s / 15 students).
@@ -267,7 +267,16 @@ class TableTest(unittest.TestCase):
         mixed = class_scale.combine([old, one])
         self.assertIsNone(mixed["per_gpu"]["0"]["waited_s"])
         row = class_scale.table([mixed], 2).splitlines()[1]
-        self.assertRegex(row, r"1\.00x\s+11\.6\s+3\.5\s+\?\s+\?  0: 173 s of 177 s \(98%\), 15 st\.   \(2 parts\)$")
+        self.assertRegex(row, r"1\.000x\s+11\.6\s+3\.5\s+\?\s+\?  0: 173 s of 177 s \(98%\), 15 st\.   \(2 parts\)$")
+
+    def test_speedup_short_of_a_threshold_is_not_rounded_up_to_it(self):
+        # 478.3 s and 252.3 s for the same 32 students: 1.8958x, which two decimals print as 1.90x.
+        one = self.part("0", 32, 478.3, [{"gpu": "0", "busy_s": 474.2, "of_s": 478.3, "students": 32}], None)
+        two = self.part("0,1", 32, 252.3, [{"gpu": "0", "busy_s": 239.6, "of_s": 252.3, "students": 16},
+                                           {"gpu": "1", "busy_s": 246.7, "of_s": 252.3, "students": 16}], None)
+        lines = class_scale.table([class_scale.combine([one]), class_scale.combine([two])], 2).splitlines()
+        self.assertRegex(lines[2], r"\s7\.9\s+1\.896x\s")
+        self.assertNotIn("1.90x", lines[2])
 
 
     # The same students on two GPU sets: per student, what grew, from their own figures.

@@ -27,7 +27,7 @@ import contextlib
 import time
 from collections.abc import Callable
 
-from grader import build, cpu_load, gpu, gpu_lock, overlay, proc, status
+from grader import build, cpu_load, gpu, gpu_load, gpu_lock, overlay, proc, status
 from grader.outcome import GradingRun, LabResult, Progress, blank, clocked, fail, grader_failed, now, start_run_clock
 from grader.plan import SOLUTION, Options, Plan
 from grader.schedule import Prestarter, parallel_labs, prestart_slots, save_lab_seconds, side_by_side
@@ -45,7 +45,9 @@ def grade(options: Options, labs: list[str], progress: Progress,
     `checkpoint(run)` is called after each lab (e.g. to write the report so far)."""
     run = GradingRun(options, started=now())
     prestarter: Prestarter | None = None
-    load = cpu_load.Sampler(start_run_clock()).start()
+    origin = start_run_clock()
+    load = cpu_load.Sampler(origin).start()
+    gpu_load_sampler: gpu_load.Sampler | None = None
     last = time.monotonic()
 
     def phase_done(phase: str) -> None:
@@ -66,6 +68,8 @@ def grade(options: Options, labs: list[str], progress: Progress,
             return run
         found_gpus = gpu.devices()
         run.gpu = found_gpus[0].as_dict() if found_gpus else None
+        if found_gpus:
+            gpu_load_sampler = gpu_load.Sampler(origin, found_gpus[0].uuid, gpu_load.INTERVAL_S).start()
         lock = gpu_lock.for_devices(options.config.grader, found_gpus)
         # Correctness first, several labs at once (tests and the sanitizer may share the
         # GPU), and the bench of each lab whose tests passed set up meanwhile; then, once
@@ -110,6 +114,7 @@ def grade(options: Options, labs: list[str], progress: Progress,
         if prestarter is not None:
             prestarter.cancel_all()  # benches of labs that were not timed after all
         run.cpu_busy = load.stop()
+        run.gpu_busy = gpu_load_sampler.stop() if gpu_load_sampler is not None else None
     run.finished = now()
     return run
 

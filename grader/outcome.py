@@ -84,6 +84,8 @@ class GradingRun:
     seconds: dict[str, float] = field(default_factory=dict)
     # How busy the host's processors were during the run (cpu_load.Sampler.stop), or None.
     cpu_busy: dict[str, Any] | None = None
+    # How busy the grading GPU was during the run (gpu_load.Sampler.stop), or None.
+    gpu_busy: dict[str, Any] | None = None
 
     @property
     def failed(self) -> bool:

@@ -102,6 +102,8 @@ def to_json(run: GradingRun) -> dict[str, Any]:
         "seconds": run.seconds,
         # How busy the host's processors were, sampled twice a second (grader/cpu_load.py).
         "cpu_busy": run.cpu_busy,
+        # How busy the grading GPU was (kernels, memory), sampled twice a second (grader/gpu_load.py).
+        "gpu_busy": run.gpu_busy,
         "config": options.config.as_dict(),
         "labs": [_lab_json(lab) for lab in run.labs],
         "total": total,

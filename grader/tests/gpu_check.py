@@ -17,7 +17,8 @@ none either: the run drawn in text, a row per lab, where each of its stages ran 
 report's "spans"), so that one sees which labs' tests, sanitizer runs and bench set-ups
 overlapped; after each row, the lab's test seconds and how many of them the test binary
 itself counted (the rest is its processes' start and end); under the rows, how busy the
-host's processors were (the report's "cpu_busy").
+host's processors were (the report's "cpu_busy") and how busy the grading GPU was (its
+"gpu_busy": the time a kernel ran, the time its memory was in use).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from grader import cpu_load
+from grader import cpu_load, gpu_load
 from grader.gpu_specs import device_label
 
 # Statuses a skeleton must never get: it builds, runs and fails its tests cleanly.
@@ -191,23 +192,45 @@ def timeline(report: dict[str, Any], width: int = TIMELINE_WIDTH) -> list[str]:
                 tail += f" ({seconds['tests_in_binary']:.1f} s in the binary)"
         lines.append(f"{name:<15}|{''.join(row)}|{tail}")
     cpu = cpu_row(report.get("cpu_busy"), column, width)
-    return lines + ([cpu] if cpu else [])
+    return lines + ([cpu] if cpu else []) + gpu_rows(report.get("gpu_busy"), column, width)
+
+
+def load_row(label: str, samples: list[tuple[float, float]], interval: Any, column: float, width: int,
+             meaning: str) -> str:
+    """A row of tenths under a timeline: per column, the mean share of its samples (9: 90%
+    or more), blank where it has none; each sample covers the interval before it."""
+    if not samples:
+        return ""
+    interval = interval if isinstance(interval, (int, float)) and not isinstance(interval, bool) else 0.0
+    columns: list[list[float]] = [[] for _ in range(width)]
+    for when, share in samples:
+        middle = max(0.0, when - interval / 2)
+        columns[min(width - 1, int(middle / column))].append(share)
+    row = "".join(str(min(9, int(10 * sum(c) / len(c)))) if c else " " for c in columns)
+    return f"{label:<15}|{row}| {meaning}"
 
 
 def cpu_row(load: Any, column: float, width: int) -> str:
-    """The row of the host's processor load under a timeline (grader/cpu_load.py): per
-    column, the tenths of the cores busy (9: 90% or more), blank where it has no sample."""
+    """The row of the host's processor load under a timeline (grader/cpu_load.py)."""
     samples = cpu_load.samples_of(load)
     if not samples:
         return ""
-    interval = load.get("interval_s") if isinstance(load.get("interval_s"), (int, float)) else 0.0
-    columns: list[list[float]] = [[] for _ in range(width)]
-    for when, busy in samples:
-        middle = max(0.0, when - interval / 2)  # the sample covers the interval before it
-        columns[min(width - 1, int(middle / column))].append(busy)
-    row = "".join(str(min(9, int(10 * sum(c) / len(c)))) if c else " " for c in columns)
     cores = load.get("cores")
-    return f"{'cpu busy':<15}|{row}| tenths of the host's {cores if isinstance(cores, int) else '?'} cores busy"
+    return load_row("cpu busy", samples, load.get("interval_s"), column, width,
+                    f"tenths of the host's {cores if isinstance(cores, int) else '?'} cores busy")
+
+
+def gpu_rows(load: Any, column: float, width: int) -> list[str]:
+    """The rows of the grading GPU's load under a timeline (grader/gpu_load.py): the share
+    of time a kernel ran, and the share of time its memory was read or written."""
+    samples = gpu_load.samples_of(load)
+    if not samples:
+        return []
+    interval = load.get("interval_s")
+    return [load_row("gpu kernels", [(when, kernels) for when, kernels, _ in samples], interval, column, width,
+                     "tenths of the time a kernel ran on the GPU"),
+            load_row("gpu memory", [(when, memory) for when, _, memory in samples], interval, column, width,
+                     "tenths of the time the GPU's memory was read or written")]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -122,7 +122,16 @@ class TimelineTest(unittest.TestCase):
         self.assertEqual(lines[1:], ["vectorAdd      |ttttssb.....TTT     | tests 4.0 s (1.5 s in the binary)",
                                      "scan           |tttttttttt     p    | tests 10.0 s",
                                      "cpu busy       |94                 0| tenths of the host's 16 cores busy"])
-        graded["cpu_busy"] = None
+        # The GPU's rows under it: a kernel's share and the memory's, per column likewise.
+        graded["gpu_busy"] = {"gpu": "GPU-1", "interval_s": 0.5, "samples": [
+            [0.5, 0.4, 0.0], [1.0, 0.6, 0.1], [12.5, 1.0, 0.95], [13.0, 0.9, 0.85], [14.0, 1.2, 0.5], [2.0, 0.5]]}
+        lines = gpu_check.timeline(graded, width=20)
+        self.assertEqual(lines[4:], [
+            "gpu kernels    |5           9       | tenths of the time a kernel ran on the GPU",
+            "gpu memory     |0           9       | tenths of the time the GPU's memory was read or written"])
+        graded["cpu_busy"] = graded["gpu_busy"] = None
+        self.assertEqual(len(gpu_check.timeline(graded, width=20)), 3)
+        graded["gpu_busy"] = {"gpu": "GPU-1", "interval_s": 0.5, "samples": []}  # NVML opened, nothing sampled
         self.assertEqual(len(gpu_check.timeline(graded, width=20)), 3)
 
     def test_without_spans(self):

@@ -13,10 +13,10 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import bench, config, grade, gtest, outcome, score
+from grader import bench, config, gpu_load, grade, gtest, outcome, score
 from grader.stages import timing
 from grader.tests.helpers import fake_bench, fake_gtest, load_fixture, write_script
-from grader.tests.test_cli import SEGFAULT, CliTestCase
+from grader.tests.test_cli import LARGE_GPU_SMI, SEGFAULT, CliTestCase
 
 SETTINGS = config.from_dict({}, None).lab("vectorAdd")
 
@@ -162,7 +162,34 @@ class RerunTest(CliTestCase):
         if Path("/proc/stat").exists():
             self.assertEqual(sorted(load), ["cores", "interval_s", "samples"])
             self.assertTrue(all(0 <= busy <= 1 for _, busy in load["samples"]), load)
+        # And the GPU's (grader/gpu_load.py): none without a GPU (this test's nvidia-smi finds none).
+        self.assertIn("gpu_busy", self.report())
+        self.assertIsNone(self.report()["gpu_busy"])
         self.assertRegex(out, r"time: \d+ s in all; files [\d.]+ s, build [\d.]+ s, tests [\d.]+ s, timing [\d.]+ s \(")
+
+    # With a GPU, its load is sampled through NVML (here a stand-in) for the GPU that grades.
+    def test_gpu_load_sampled(self):
+        self.use(bench_json(), bench_json())
+        write_script(self.tmp / "gpu" / "nvidia-smi", LARGE_GPU_SMI)
+        os.environ["PATH"] = f"{self.tmp / 'gpu'}{os.pathsep}{os.environ['PATH']}"
+        opened: list[str] = []
+
+        class Rates:
+            def read(self):
+                return 0.75, 0.25
+
+            def close(self):
+                pass
+
+        with mock.patch.object(gpu_load, "INTERVAL_S", 0.01), \
+                mock.patch.object(gpu_load.Nvml, "open", side_effect=lambda uuid: opened.append(uuid) or Rates()):
+            code, out, err = self.main("--no-build", "vectorAdd")
+        self.assertEqual(code, 0, out + err)
+        self.assertEqual(opened, ["GPU-0"])
+        busy = self.report()["gpu_busy"]
+        self.assertEqual((busy["gpu"], busy["interval_s"]), ("GPU-0", 0.01))
+        self.assertTrue(busy["samples"], busy)
+        self.assertTrue(all(sample[1:] == [0.75, 0.25] for sample in busy["samples"]), busy)
 
     def test_reruns_configurable(self):
         self.use(bench_json(noisy=True), bench_json(noisy=True))

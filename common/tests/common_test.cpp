@@ -187,6 +187,33 @@ TEST(Compare, ToleranceAndSpecialValues) {
   EXPECT_NE(m.message.find("got nan"), std::string::npos) << m.message;
 }
 
+// Bit patterns compared without copies: the same verdict and message as comparing bits_of
+// of each, where -0 differs from +0 and a NaN's payload counts.
+TEST(Compare, BitsAsWords) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> guard{1.5f, nan, -0.0f, 4.0f};
+  EXPECT_TRUE(lab::compare_bits(guard, guard).ok());
+  EXPECT_TRUE(lab::compare_bits(std::vector<float>{}, std::vector<float>{}).ok());
+  const std::vector<float> changed{1.5f, nan, 0.0f, 4.25f};
+  const lab::Mismatch m = lab::compare_bits(guard, changed);
+  const lab::Mismatch words = lab::compare_exact(lab::bits_of(guard), lab::bits_of(changed));
+  EXPECT_EQ(m.count, words.count);
+  EXPECT_EQ(m.first, words.first);
+  EXPECT_EQ(m.message, words.message);
+  EXPECT_EQ(m.count, 2u);
+  EXPECT_EQ(m.first, 2u);
+  EXPECT_NE(m.message.find("[2] expected 2147483648, got 0"), std::string::npos) << m.message;
+  EXPECT_FALSE(lab::compare_bits(guard, std::vector<float>{1.5f, nan}).ok());
+  // Elements of several words (four floats) compare word by word, as bits_of gives them.
+  struct Quad {
+    float x, y, z, w;
+  };
+  const std::vector<Quad> quads{{1, 2, 3, 4}}, other{{1, 2, 3, 5}};
+  const lab::Mismatch q = lab::compare_bits(quads, other);
+  EXPECT_EQ(q.count, 1u);
+  EXPECT_EQ(q.first, 3u);
+}
+
 // Peak figures from the device attributes: the H100 SXM's published numbers.
 TEST(DeviceFacts, PeakArithmetic) {
   EXPECT_NEAR(lab::peak_dram_gbps(2619000, 5120), 3352.3, 0.1);

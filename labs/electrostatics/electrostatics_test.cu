@@ -588,13 +588,13 @@ void check_columns(Layout layout, const std::vector<AtomRecord>& atoms, const Co
     lab::DeviceBuffer<AtomRecord> d_atoms(atoms);
     atom_columns_aos(d_atoms.data(), natoms, columns.data(), c.x0, c.y0, c.inv_side, c.ncx, c.ncy);
     LAB_CUDA_CHECK(cudaDeviceSynchronize());
-    EXPECT_ARRAY_EQ(lab::bits_of(atoms), lab::bits_of(d_atoms.download())) << "the atoms were modified";
+    EXPECT_BITS_EQ(atoms, d_atoms.download()) << "the atoms were modified";
   } else {
     lab::DeviceBuffer<float> d_x(xs), d_y(ys);
     atom_columns_soa(d_x.data(), d_y.data(), natoms, columns.data(), c.x0, c.y0, c.inv_side, c.ncx, c.ncy);
     LAB_CUDA_CHECK(cudaDeviceSynchronize());
-    EXPECT_ARRAY_EQ(lab::bits_of(xs), lab::bits_of(d_x.download())) << "x was modified";
-    EXPECT_ARRAY_EQ(lab::bits_of(ys), lab::bits_of(d_y.download())) << "y was modified";
+    EXPECT_BITS_EQ(xs, d_x.download()) << "x was modified";
+    EXPECT_BITS_EQ(ys, d_y.download()) << "y was modified";
   }
 
   // Verify.

@@ -368,8 +368,8 @@ void check_convolve(ConvolveFn* fn, const Floats& in, const Floats& mask, int ra
       << "convolve_1d wrote before out[0]";
   EXPECT_ARRAY_EQ(std::vector<unsigned>(after.size(), 0xFFFFFFFFu), lab::bits_of(after))
       << "convolve_1d wrote past out[n - 1]: threads past the end must not write";
-  EXPECT_ARRAY_EQ(lab::bits_of(in_padded), lab::bits_of(din.download())) << "the input was modified";
-  EXPECT_ARRAY_EQ(lab::bits_of(mask_padded), lab::bits_of(dmask.download())) << "the mask was modified";
+  EXPECT_BITS_EQ(in_padded, din.download()) << "the input was modified";
+  EXPECT_BITS_EQ(mask_padded, dmask.download()) << "the mask was modified";
 }
 
 // The same against the CPU version, on small integer data (exact) of n elements.

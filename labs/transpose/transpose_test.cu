@@ -76,14 +76,14 @@ void check_transpose(TransposeFn* fn, const std::vector<float>& in, Shape s, boo
   EXPECT_ARRAY_EQ(expected, out) << "out[c * rows + r] must equal in[r * cols + c] (the index shown is c * rows + r)";
   if (!::testing::Test::HasFailure()) {
     // Equal as floats can still differ in bits: a NaN's payload, or -0 versus +0.
-    EXPECT_ARRAY_EQ(lab::bits_of(expected), lab::bits_of(out)) << "out differs from in^T in its bits (shown as integers)";
+    EXPECT_BITS_EQ(expected, out) << "out differs from in^T in its bits (shown as integers)";
   }
   const std::vector<float> after(out_all.begin() + offset + n, out_all.end());
   const std::vector<float> before(out_all.begin(), out_all.begin() + offset);
   EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), lab::bits_of(after))
       << "transpose wrote past out[rows * cols - 1]: check the bounds of the writes at the edge tiles";
   EXPECT_ARRAY_EQ(std::vector<unsigned>(offset, 0xFFFFFFFFu), lab::bits_of(before)) << "transpose wrote before out[0]";
-  EXPECT_ARRAY_EQ(lab::bits_of(in_padded), lab::bits_of(din.download())) << "the input was modified";
+  EXPECT_BITS_EQ(in_padded, din.download()) << "the input was modified";
 
   if (twice) {
     // Transposing the transposed matrix (cols x rows) gives the input back.
@@ -93,7 +93,7 @@ void check_transpose(TransposeFn* fn, const std::vector<float>& in, Shape s, boo
     LAB_CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<float> back_all = back.download();
     back_all.resize(n);
-    EXPECT_ARRAY_EQ(lab::bits_of(in), lab::bits_of(back_all)) << "transpose(transpose(in)) differs from in";
+    EXPECT_BITS_EQ(in, back_all) << "transpose(transpose(in)) differs from in";
   }
 }
 

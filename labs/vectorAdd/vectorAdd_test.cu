@@ -42,7 +42,11 @@ void check_vector_add(const std::vector<float>& a, const std::vector<float>& b, 
   // The inputs are followed by NaN: a kernel that reads a[n] or b[n] and lets the value
   // reach any result turns it into NaN, so an out-of-bounds read fails here every time.
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  std::vector<float> a_padded(offset, 0.0f), b_padded(offset, 0.0f);
+  std::vector<float> a_padded, b_padded;
+  a_padded.reserve(offset + n + guard);  // one allocation each: these reach 64 MiB
+  b_padded.reserve(offset + n + guard);
+  a_padded.assign(offset, 0.0f);
+  b_padded.assign(offset, 0.0f);
   a_padded.insert(a_padded.end(), a.begin(), a.end());
   b_padded.insert(b_padded.end(), b.begin(), b.end());
   a_padded.insert(a_padded.end(), guard, nan);
@@ -63,8 +67,8 @@ void check_vector_add(const std::vector<float>& a, const std::vector<float>& b, 
   EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), lab::bits_of(after))
       << "vector_add wrote past c[n - 1]: check that only threads with index < n write";
   EXPECT_ARRAY_EQ(std::vector<unsigned>(offset, 0xFFFFFFFFu), lab::bits_of(before)) << "vector_add wrote before c[0]";
-  EXPECT_ARRAY_EQ(lab::bits_of(a_padded), lab::bits_of(da.download())) << "input a was modified";
-  EXPECT_ARRAY_EQ(lab::bits_of(b_padded), lab::bits_of(db.download())) << "input b was modified";
+  EXPECT_BITS_EQ(a_padded, da.download()) << "input a was modified";
+  EXPECT_BITS_EQ(b_padded, db.download()) << "input b was modified";
 }
 
 // The sequential version adds element by element (the lecture's example, by hand).
@@ -244,8 +248,8 @@ void check_host_program(HostProgramFn* fn, const char* name, int n, lab::Seed se
       << "h_c = h_a + h_b must hold exactly for every element (NaN: never copied back)";
   EXPECT_ARRAY_EQ(std::vector<unsigned>(guard, 0xFFFFFFFFu), lab::bits_of(std::vector<float>(c.begin() + n, c.end())))
       << name << " wrote past h_c[n - 1]: copy n * sizeof(float) bytes, not more";
-  EXPECT_ARRAY_EQ(lab::bits_of(a), lab::bits_of(ha.to_vector())) << "input h_a was modified";
-  EXPECT_ARRAY_EQ(lab::bits_of(b), lab::bits_of(hb.to_vector())) << "input h_b was modified";
+  EXPECT_BITS_EQ(a, ha.to_vector()) << "input h_a was modified";
+  EXPECT_BITS_EQ(b, hb.to_vector()) << "input h_b was modified";
   EXPECT_GT(result.kernel_ms, 0.0f) << "kernel_ms: the time between two events around the launch "
                                        "(cudaEventElapsedTime), which is never 0 for a real kernel";
   EXPECT_LT(result.kernel_ms, wall_ms) << "kernel_ms is longer than the whole call took (" << wall_ms << " ms)";

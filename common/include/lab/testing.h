@@ -5,7 +5,7 @@
 // - EXPECT_ARRAY_EQ / EXPECT_ARRAY_NEAR: comparisons whose failure names the first
 //   differing index, expected and actual values, and how many elements differ.
 // - lab::bits_of: an array's bit patterns, for checking poison, guards and special
-//   values exactly with EXPECT_ARRAY_EQ.
+//   values exactly with EXPECT_ARRAY_EQ; EXPECT_BITS_EQ compares two arrays so.
 // - lab::registered_variants / lab::variant_test_name: one test per registered variant,
 //   named Registered/<Suite>.<Test>/<variant> (the grader finds a lab's required steps
 //   by that name).
@@ -104,10 +104,24 @@ std::vector<unsigned> bits_of(const std::vector<T>& v) {
   return out;
 }
 
+/// compare_exact(bits_of(expected), bits_of(actual)), without making the two copies when
+/// the bytes are the same: the tests check large inputs (tens of MB) for changes, and the
+/// copies cost more host time and memory traffic than the comparison itself.
+template <class T>
+Mismatch compare_bits(const std::vector<T>& expected, const std::vector<T>& actual) {
+  if (expected.size() == actual.size() &&
+      (expected.empty() || std::memcmp(expected.data(), actual.data(), expected.size() * sizeof(T)) == 0)) {
+    return Mismatch{};
+  }
+  return compare_exact(bits_of(expected), bits_of(actual));
+}
+
 }  // namespace lab
 
 /// Expects two arrays to be equal element by element.
 #define EXPECT_ARRAY_EQ(expected, actual) EXPECT_TRUE(::lab::as_assertion(::lab::compare_exact((expected), (actual))))
+/// Expects two arrays to hold the same bit patterns (compared as 32-bit words, as bits_of).
+#define EXPECT_BITS_EQ(expected, actual) EXPECT_TRUE(::lab::as_assertion(::lab::compare_bits((expected), (actual))))
 /// Asserts two arrays are equal element by element.
 #define ASSERT_ARRAY_EQ(expected, actual) ASSERT_TRUE(::lab::as_assertion(::lab::compare_exact((expected), (actual))))
 /// Expects two float arrays to agree within a lab::Tolerance.

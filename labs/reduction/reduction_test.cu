@@ -91,7 +91,9 @@ lab::DeviceBuffer<T>& reused_output() {
 template <class T>
 T run_reduction(void (*fn)(const T*, T*, int), const std::vector<T>& data, int offset, unsigned char poison) {
   // Prepare: bait | data | bait, and a poisoned output with a guard zone.
-  std::vector<T> buffer(offset, bait<T>());
+  std::vector<T> buffer;
+  buffer.reserve(offset + data.size() + kGuard);  // one allocation: this reaches 64 MiB
+  buffer.assign(offset, bait<T>());
   buffer.insert(buffer.end(), data.begin(), data.end());
   buffer.insert(buffer.end(), kGuard, bait<T>());
   lab::DeviceBuffer<T>& in = reused_input<T>(buffer.size());

@@ -83,7 +83,16 @@ class Sampler:
 def samples_of(load: Any) -> list[tuple[float, float]]:
     """The well-formed samples of a report's "cpu_busy" ([seconds, share] with the share
     between 0 and 1); none for anything else."""
+    return well_formed_samples(load, shares=1)
+
+
+def well_formed_samples(load: Any, shares: int) -> list[tuple[float, ...]]:
+    """A sampler's report entry ({"samples": [[seconds, share, ...], ...]}) read back: the
+    samples of `shares` shares each, seconds not negative and shares between 0 and 1; the
+    others left out (also used for the GPU's samples, gpu_load.py)."""
     samples = load.get("samples") if isinstance(load, dict) else None
-    return [(float(s[0]), float(s[1])) for s in samples if isinstance(s, list) and len(s) == 2
+    if not isinstance(samples, list):
+        return []
+    return [tuple(float(v) for v in s) for s in samples if isinstance(s, list) and len(s) == 1 + shares
             and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in s)
-            and s[0] >= 0 and 0 <= s[1] <= 1] if isinstance(samples, list) else []
+            and s[0] >= 0 and all(0 <= v <= 1 for v in s[1:])]

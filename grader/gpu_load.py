@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from grader import cpu_load
+
 INTERVAL_S = 0.5
 LIBRARY = "libnvidia-ml.so.1"
 NVML_SUCCESS = 0
@@ -119,10 +121,4 @@ class Sampler:
 def samples_of(load: Any) -> list[tuple[float, float, float]]:
     """The well-formed samples of a report's "gpu_busy" ([seconds, kernels, memory], the
     shares between 0 and 1); none for anything else."""
-    samples = load.get("samples") if isinstance(load, dict) else None
-    if not isinstance(samples, list):
-        return []
-    return [(float(s[0]), float(s[1]), float(s[2])) for s in samples
-            if isinstance(s, list) and len(s) == 3
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in s)
-            and s[0] >= 0 and 0 <= s[1] <= 1 and 0 <= s[2] <= 1]
+    return cpu_load.well_formed_samples(load, shares=2)
